@@ -1,0 +1,59 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Platform } from './core/context.js';
+import { uuidv7 } from './core/ids.js';
+import { installValidators } from './core/http/validation.js';
+import { installJsonParser } from './core/http/json-parser.js';
+import { installErrorHandler } from './core/http/error-handler.js';
+import { installGuard } from './core/http/guard.js';
+import { installOpenApi, registerRouteDefaults, type RegisteredRoute } from './core/http/openapi.js';
+import { AREAS } from './areas/index.js';
+
+export type App = FastifyInstance;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    platform: Platform;
+    /** Every registered route with its needs; the route-wide safety tests iterate over it. */
+    routeList: RegisteredRoute[];
+  }
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP app: core plugins first, then the explicit list of areas (no autoload). */
+export async function buildApp(platform: Platform, opts: { logger?: FastifyServerOptions['logger']; loggerInstance?: FastifyServerOptions['loggerInstance'] } = {}): Promise<App> {
+  const { config } = platform;
+  const app = Fastify({
+    ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? { level: config.logLevel } }),
+    bodyLimit: config.bodyLimitBytes,
+    exposeHeadRoutes: false,
+    trustProxy: process.env.TRUST_PROXY === 'true',
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : uuidv7();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: 500 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('platform', platform);
+  installValidators(app);
+  installJsonParser(app, config.jsonMaxDepth);
+  installErrorHandler(app);
+  registerRouteDefaults(app);
+  await installOpenApi(app);
+  await app.register(cors, {
+    // Browsers get CORS headers only for allowlisted origins; calls without Origin (servers) are untouched.
+    origin: (origin, cb) => cb(null, origin ? config.corsOrigins.includes(origin) || config.corsOrigins.includes('*') : false),
+    credentials: false,
+    exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'Deprecation', 'ETag', 'MCP-Session-Id'],
+    maxAge: 600,
+  });
+  installGuard(app, platform);
+  for (const area of AREAS) await app.register(area);
+  return app as unknown as App;
+}

@@ -1,0 +1,73 @@
+import { AppError, notFound } from '../../core/errors.js';
+import { actor, type ServiceContext } from '../../core/context.js';
+import type { Sql } from '../../core/db/database.js';
+import { uuidv7 } from '../../core/ids.js';
+import { audit } from '../../core/audit.js';
+import { generateApiKey } from '../../core/auth/api-key-format.js';
+import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
+import type { CreateApiKeyInput } from './accounts.schemas.js';
+
+export const MAX_KEY_LIFETIME_MS = 366 * 86_400_000;
+
+const KEY_COLS = `id, name, prefix, scopes, expires_at, revoked_at, last_used_at, created_by_user_id, created_at`;
+export interface ApiKeyRow { id: string; name: string; prefix: string; scopes: string[] | null; expires_at: string; revoked_at: string | null; last_used_at: string | null; created_by_user_id: string; created_at: string }
+
+/** Inserts a key for userId in orgId and returns it with the secret, which is never stored nor shown again. */
+export async function insertApiKey(sql: Sql, orgId: string, userId: string, name: string, scopes: string[] | null, expiresAt: string, given?: string) {
+  const k = given ? { key: given, prefix: given.split('_')[2], hash: (await import('../../core/crypto.js')).sha256Hex(given) } : generateApiKey();
+  const row = await sql.one<ApiKeyRow>(`INSERT INTO api_keys (org_id, id, prefix, key_hash, name, scopes, expires_at, created_by_user_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLS}`, [orgId, uuidv7(), k.prefix, k.hash, name, scopes, expiresAt, userId]);
+  return { ...row!, key: k.key };
+}
+
+export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): void {
+  const p = actor(ctx);
+  const unknown = input.scopes.filter((s) => !isKnownScope(s));
+  if (unknown.length) throw new AppError('VALIDATION_ERROR', `Unknown scope(s): ${unknown.join(', ')}`, { field: 'scopes', unknown });
+  if (input.scopes.includes('admin') && !(p.org.isRoot && p.role === 'super_admin')) {
+    throw new AppError('VALIDATION_ERROR', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes' });
+  }
+  // A key never creates a key stronger than itself.
+  if (p.kind === 'api_key' && p.scopes) {
+    const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
+    if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
+  }
+  const exp = Date.parse(input.expires_at);
+  if (!(exp > Date.now())) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be in the future', { field: 'expires_at' });
+  if (exp - Date.now() > MAX_KEY_LIFETIME_MS) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be at most one year ahead', { field: 'expires_at' });
+}
+
+export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput) {
+  const p = actor(ctx);
+  validateNewKey(ctx, input);
+  return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const key = await insertApiKey(sql, p.orgId, p.userId, input.name.trim(), input.scopes, new Date(input.expires_at).toISOString());
+    await audit(sql, ctx, { action: 'api_key.created', targetType: 'api_key', targetId: key.id, details: { name: key.name, scopes: key.scopes, expires_at: key.expires_at } });
+    return key;
+  });
+}
+
+/** Members see their own keys; those who manage keys see all of the organization's. */
+export async function listApiKeys(ctx: ServiceContext, page: { limit: number; offset: number }) {
+  const p = actor(ctx);
+  const all = p.permissions.has('org.manage_api_keys');
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const items = await sql.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE org_id = $1 AND ($2 OR created_by_user_id = $3)
+      ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`, [p.orgId, all, p.userId, page.limit, page.offset]);
+    const total = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1 AND ($2 OR created_by_user_id = $3)`, [p.orgId, all, p.userId]))!.n;
+    return { items, total };
+  });
+}
+
+export async function revokeApiKey(ctx: ServiceContext, id: string) {
+  const p = actor(ctx);
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const key = await sql.one<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE org_id = $1 AND id = $2 FOR UPDATE`, [p.orgId, id]);
+    if (!key || (key.created_by_user_id !== p.userId && !p.permissions.has('org.manage_api_keys'))) throw notFound('API key');
+    const revoked = await sql.one<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLS}`, [p.orgId, id]);
+    if (!key.revoked_at) await audit(sql, ctx, { action: 'api_key.revoked', targetType: 'api_key', targetId: id });
+    return revoked!;
+  });
+  ctx.platform.credentials.invalidate();
+  return row;
+}

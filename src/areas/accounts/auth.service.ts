@@ -1,0 +1,161 @@
+import { AppError, conflict } from '../../core/errors.js';
+import { actor, type ServiceContext } from '../../core/context.js';
+import { uuidv7 } from '../../core/ids.js';
+import { hashPassword, verifyPassword } from '../../core/crypto.js';
+import { audit } from '../../core/audit.js';
+import { isUniqueViolation } from '../../core/db/database.js';
+import { newTotpSecret, otpauthUrl, verifyTotp } from '../../core/auth/totp.js';
+import { accountsRepo, type OrgRow } from './accounts.repo.js';
+import { openSession } from './sessions.service.js';
+import { createOrganizationRow } from './organizations.service.js';
+import type { LoginInput, RegisterInput } from './accounts.schemas.js';
+
+const MFA_TOKEN_TTL_SECONDS = 300;
+// A real hash to compare against when the e-mail is unknown, so both failures take the same time.
+const dummyHash = hashPassword('not-a-real-password-placeholder');
+
+/** Weak passwords: short, one repeated character, or a well-known sequence. */
+function assertStrongPassword(pw: string, email: string): void {
+  const lower = pw.toLowerCase();
+  const common = ['password', '123456', 'qwerty', 'letmein', 'welcome', 'abcdef', 'iloveyou', 'admin'];
+  if (pw.length < 12) throw new AppError('VALIDATION_ERROR', 'Field "password" must be at least 12 characters', { field: 'password', reason: 'WEAK_PASSWORD' });
+  if (new Set(pw).size < 5 || common.some((c) => lower.includes(c)) || lower.includes(email.split('@')[0].toLowerCase())) {
+    throw new AppError('VALIDATION_ERROR', 'Field "password" is too weak: avoid common words, your e-mail name and repeated characters', { field: 'password', reason: 'WEAK_PASSWORD' });
+  }
+}
+
+export async function register(ctx: ServiceContext, input: RegisterInput) {
+  const { platform } = ctx;
+  if (!platform.config.allowSignup) throw new AppError('FEATURE_DISABLED', 'Sign-up is disabled on this platform', { feature: 'signup' });
+  const email = input.email.trim().toLowerCase();
+  assertStrongPassword(input.password, email);
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return await platform.db.systemTx(async (sql) => {
+      if (await accountsRepo.userByEmail(sql, email)) throw conflict('An account with this e-mail already exists', { field: 'email' });
+      const userId = uuidv7();
+      await accountsRepo.insertUser(sql, { id: userId, email, name: input.name.trim(), passwordHash });
+      const org = await createOrganizationRow(sql, platform, input.organization_name.trim(), undefined);
+      await accountsRepo.insertMembership(sql, org.id, userId, 'owner');
+      const sysCtx = { ...ctx, principal: null };
+      await audit(sql, sysCtx, { orgId: org.id, action: 'user.registered', targetType: 'user', targetId: userId, details: { email } });
+      await audit(sql, sysCtx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id });
+      const tokens = await openSession(sql, ctx, { id: userId, email, name: input.name.trim(), token_version: 1 }, { ...org, role: 'owner' }, false);
+      return tokens;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users_email_key')) throw conflict('An account with this e-mail already exists', { field: 'email' });
+    throw err;
+  }
+}
+
+async function orgForLogin(ctx: ServiceContext, userId: string, orgId?: string): Promise<OrgRow> {
+  const orgs = await accountsRepo.orgsOfUser(ctx.platform.db.sys, userId);
+  const org = orgId ? orgs.find((o) => o.id === orgId) : orgs[0];
+  if (!org) {
+    if (orgId) throw new AppError('NOT_FOUND', 'Organization not found');
+    throw new AppError('FORBIDDEN', 'This account is not a member of any organization');
+  }
+  return org;
+}
+
+export async function login(ctx: ServiceContext, input: LoginInput) {
+  const { db, signer } = ctx.platform;
+  const user = await accountsRepo.userByEmail(db.sys, input.email.trim());
+  const ok = user?.password_hash ? await verifyPassword(input.password, user.password_hash) : (await verifyPassword(input.password, await dummyHash), false);
+  if (!user || !ok || !user.is_active) throw new AppError('AUTH_INVALID_CREDENTIALS', 'E-mail or password is incorrect');
+  const org = await orgForLogin(ctx, user.id, input.organization_id);
+  if (user.mfa_enabled) {
+    const mfaToken = await signer.sign({ typ: 'mfa', org: org.id }, user.id, MFA_TOKEN_TTL_SECONDS);
+    return { mfa_required: true as const, mfa_token: mfaToken };
+  }
+  return db.systemTx(async (sql) => {
+    const tokens = await openSession(sql, ctx, user, org, false);
+    await audit(sql, { ...ctx, principal: null }, { orgId: org.id, action: 'session.created', targetType: 'user', targetId: user.id });
+    return tokens;
+  });
+}
+
+export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code: string) {
+  const { db, signer, box } = ctx.platform;
+  const claims = await signer.verify(mfaToken, 'mfa');
+  const user = await accountsRepo.userById(db.sys, claims.sub);
+  if (!user || !user.is_active || !user.mfa_enabled || !user.mfa_totp_secret_sealed) throw new AppError('AUTH_TOKEN_INVALID', 'MFA challenge is no longer valid; sign in again');
+  if (!verifyTotp(box.open(user.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  const org = await orgForLogin(ctx, user.id, String(claims.org));
+  return db.systemTx(async (sql) => {
+    const tokens = await openSession(sql, ctx, user, org, true);
+    await audit(sql, { ...ctx, principal: null }, { orgId: org.id, action: 'session.created', targetType: 'user', targetId: user.id, details: { mfa: true } });
+    return tokens;
+  });
+}
+
+export async function logout(ctx: ServiceContext): Promise<void> {
+  const p = actor(ctx);
+  if (!p.sessionId) throw new AppError('FORBIDDEN', 'Only a signed-in session can log out; revoke API keys with DELETE /v1/api-keys/{id}');
+  await ctx.platform.db.systemTx(async (sql) => {
+    await accountsRepo.revokeSession(sql, p.sessionId!);
+    await audit(sql, ctx, { action: 'session.revoked', targetType: 'session', targetId: p.sessionId });
+  });
+  ctx.platform.credentials.invalidate();
+}
+
+export async function switchOrganization(ctx: ServiceContext, orgId: string) {
+  const p = actor(ctx);
+  const { db } = ctx.platform;
+  const user = await accountsRepo.userById(db.sys, p.userId);
+  const org = await orgForLogin(ctx, p.userId, orgId);
+  return db.systemTx((sql) => openSession(sql, ctx, user!, org, false));
+}
+
+export async function enrollTotp(ctx: ServiceContext) {
+  const p = actor(ctx);
+  const { db, box } = ctx.platform;
+  const user = await accountsRepo.userById(db.sys, p.userId);
+  if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
+  const secret = newTotpSecret();
+  await db.sys.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
+  return { secret, otpauth_url: otpauthUrl(secret, p.email) };
+}
+
+export async function activateTotp(ctx: ServiceContext, code: string) {
+  const p = actor(ctx);
+  const { db, box } = ctx.platform;
+  const user = await accountsRepo.userById(db.sys, p.userId);
+  if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
+  if (!user!.mfa_totp_secret_sealed) throw conflict('Start enrollment first: POST /v1/auth/mfa/totp/enroll');
+  if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  const mfaAt = await db.systemTx(async (sql) => {
+    await sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [p.userId]);
+    const row = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+    await audit(sql, ctx, { action: 'user.mfa_enabled', targetType: 'user', targetId: p.userId });
+    return row?.mfa_at ?? null;
+  });
+  ctx.platform.credentials.invalidate();
+  return { mfa_enabled: true, mfa_at: mfaAt };
+}
+
+export async function stepUp(ctx: ServiceContext, code: string) {
+  const p = actor(ctx);
+  const { db, box } = ctx.platform;
+  const user = await accountsRepo.userById(db.sys, p.userId);
+  if (!user!.mfa_enabled || !user!.mfa_totp_secret_sealed) throw conflict('MFA is not active for this account; enroll at POST /v1/auth/mfa/totp/enroll first');
+  if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  const row = await db.sys.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+  ctx.platform.credentials.invalidate();
+  return { mfa_at: row!.mfa_at };
+}
+
+/** The caller as the credential describes it: no database round trip on a warm cache. */
+export function me(ctx: ServiceContext) {
+  const p = actor(ctx);
+  return {
+    user: { id: p.userId, email: p.email, name: p.name },
+    organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus, features: p.org.features, is_root: p.org.isRoot },
+    role: p.role,
+    permissions: [...p.permissions].sort(),
+    credential: p.kind === 'api_key'
+      ? { kind: 'api_key' as const, api_key_id: p.apiKeyId, scopes: p.scopes, legacy: p.legacyKey }
+      : { kind: 'user' as const, session_id: p.sessionId, mfa_at: p.mfaAt ?? null, legacy: false },
+  };
+}

@@ -1,0 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import authRoutes from './auth.routes.js';
+import organizationRoutes from './organizations.routes.js';
+import apiKeyRoutes from './api-keys.routes.js';
+import adminRoutes from './admin.routes.js';
+
+/** Accounts and tenancy (design: accounts-and-tenancy.md). */
+export default async function accountsArea(app: FastifyInstance) {
+  await app.register(authRoutes);
+  await app.register(organizationRoutes);
+  await app.register(apiKeyRoutes);
+  await app.register(adminRoutes);
+}

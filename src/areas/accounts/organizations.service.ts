@@ -1,0 +1,172 @@
+import { AppError, conflict, notFound } from '../../core/errors.js';
+import { actor, requirePermission, type Platform, type ServiceContext } from '../../core/context.js';
+import type { Sql } from '../../core/db/database.js';
+import { isUniqueViolation } from '../../core/db/database.js';
+import { uuidv7 } from '../../core/ids.js';
+import { audit } from '../../core/audit.js';
+import { assertSlug, slugify } from '../../core/slugs.js';
+import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
+import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
+
+const DEFAULT_PLAN_TIER = process.env.DEFAULT_PLAN_TIER ?? 'pro';
+
+/** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
+export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
+  let finalSlug = slug;
+  if (finalSlug !== undefined) {
+    assertSlug(finalSlug);
+    if (await accountsRepo.slugTaken(sql, finalSlug)) throw conflict(`Organization slug "${finalSlug}" is taken`, { field: 'slug' });
+  } else {
+    const base = slugify(name);
+    finalSlug = base;
+    for (let i = 2; await accountsRepo.slugTaken(sql, finalSlug); i++) finalSlug = `${base}-${i === 2 ? uuidv7().slice(-6) : i}`;
+  }
+  return accountsRepo.insertOrg(sql, {
+    id: uuidv7(), name, slug: finalSlug, planTier: opts.isRoot ? 'enterprise' : DEFAULT_PLAN_TIER,
+    subscriptionStatus: opts.isRoot ? 'active' : platform.config.defaultSubscriptionStatus,
+    features: platform.config.defaultFeatures, isRoot: opts.isRoot,
+  });
+}
+
+export async function listMyOrganizations(ctx: ServiceContext) {
+  const p = actor(ctx);
+  const orgs = await accountsRepo.orgsOfUser(ctx.platform.db.sys, p.userId);
+  // An API key is bound to one organization and sees only that one.
+  return (p.kind === 'api_key' ? orgs.filter((o) => o.id === p.orgId) : orgs).map(orgView);
+}
+
+export async function createOrganization(ctx: ServiceContext, input: CreateOrgInput) {
+  const p = actor(ctx);
+  try {
+    return await ctx.platform.db.systemTx(async (sql) => {
+      const org = await createOrganizationRow(sql, ctx.platform, input.name.trim(), input.slug);
+      await accountsRepo.insertMembership(sql, org.id, p.userId, 'owner');
+      await audit(sql, ctx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id });
+      return orgView({ ...org, role: 'owner' });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'organizations_slug_key')) throw conflict(`Organization slug "${input.slug}" is taken`, { field: 'slug' });
+    throw err;
+  }
+}
+
+export async function getCurrentOrganization(ctx: ServiceContext) {
+  const p = actor(ctx);
+  const org = await ctx.platform.db.tenant(p.orgId, (sql) => accountsRepo.orgById(sql, p.orgId));
+  if (!org) throw notFound('Organization');
+  return orgView({ ...org, role: p.role });
+}
+
+export async function updateCurrentOrganization(ctx: ServiceContext, input: UpdateOrgInput) {
+  const p = requirePermission(ctx, 'org.manage_settings');
+  const org = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const row = await sql.one<OrgRow>(`UPDATE organizations AS o SET name = COALESCE($2, name), settings = COALESCE($3, settings),
+        session_duration_days = COALESCE($4, session_duration_days), updated_at = now()
+      WHERE id = $1 AND deleted_at IS NULL
+      RETURNING o.id, o.name, o.slug, o.plan_tier, o.subscription_status, o.features, o.settings, o.session_duration_days, o.is_root, o.deleted_at, o.created_at, o.updated_at`,
+      [p.orgId, input.name?.trim() ?? null, input.settings ?? null, input.session_duration_days ?? null]);
+    await audit(sql, ctx, { action: 'organization.updated', targetType: 'organization', targetId: p.orgId, details: { fields: Object.keys(input) } });
+    return row;
+  });
+  ctx.platform.credentials.invalidate();
+  return orgView({ ...org!, role: p.role });
+}
+
+/** Soft-deletes the caller's organization: every key and session of it stops working at once. */
+export async function deleteOrganization(ctx: ServiceContext, orgId: string) {
+  const p = actor(ctx);
+  await ctx.platform.db.systemTx(async (sql) => {
+    const org = await accountsRepo.orgById(sql, orgId);
+    if (!org) throw notFound('Organization');
+    if (org.is_root) throw conflict('The platform root organization cannot be deleted');
+    await sql.exec(`UPDATE organizations SET deleted_at = now(), updated_at = now() WHERE id = $1`, [orgId]);
+    await sql.exec(`UPDATE sessions SET revoked_at = now() WHERE org_id = $1 AND revoked_at IS NULL`, [orgId]);
+    await audit(sql, ctx, { orgId: p.orgId, action: 'organization.deleted', targetType: 'organization', targetId: orgId });
+  });
+  ctx.platform.credentials.invalidate();
+  return { id: orgId, deleted: true };
+}
+
+interface MemberRow { user_id: string; email: string; name: string; role: string; created_at: string }
+
+export async function listMembers(ctx: ServiceContext, page: { limit: number; offset: number }) {
+  const p = actor(ctx);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const items = await sql.query<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.org_id = $1 ORDER BY m.created_at, m.user_id LIMIT $2 OFFSET $3`, [p.orgId, page.limit, page.offset]);
+    const total = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1`, [p.orgId]))!.n;
+    return { items, total };
+  });
+}
+
+function assertCanGrant(ctx: ServiceContext, role: string): void {
+  const p = actor(ctx);
+  if (role === 'super_admin' && !(p.org.isRoot && p.role === 'super_admin')) {
+    throw new AppError('VALIDATION_ERROR', 'Role "super_admin" exists only in the platform root organization and only a super-admin grants it', { field: 'role' });
+  }
+  if (role === 'owner' && p.role !== 'owner' && p.role !== 'super_admin') throw new AppError('PERMISSION_DENIED', 'Only an owner can make another owner', { permission: 'org.transfer' });
+}
+
+export async function addMember(ctx: ServiceContext, input: AddMemberInput) {
+  const p = requirePermission(ctx, 'org.manage_members');
+  assertCanGrant(ctx, input.role);
+  const email = input.email.trim().toLowerCase();
+  const result = await ctx.platform.db.systemTx(async (sql) => {
+    let user = await accountsRepo.userByEmail(sql, email);
+    if (!user) {
+      // An invited account: no password until its owner sets one (or signs in through SSO).
+      const id = uuidv7();
+      await accountsRepo.insertUser(sql, { id, email, name: input.name ?? email.split('@')[0], passwordHash: null });
+      user = (await accountsRepo.userById(sql, id))!;
+    }
+    if (await accountsRepo.membership(sql, p.orgId, user.id)) throw conflict('This user is already a member of the organization', { field: 'email' });
+    await accountsRepo.insertMembership(sql, p.orgId, user.id, input.role);
+    await audit(sql, ctx, { action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
+    return (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [p.orgId, user.id]))!;
+  });
+  return result;
+}
+
+async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Promise<number> {
+  return (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role IN ('owner','super_admin') AND user_id <> $2`, [orgId, excludingUserId]))!.n;
+}
+
+export async function updateMemberRole(ctx: ServiceContext, userId: string, role: string) {
+  const p = requirePermission(ctx, 'org.manage_members');
+  assertCanGrant(ctx, role);
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
+    if (!current) throw notFound('Member');
+    if ((current.role === 'owner' || current.role === 'super_admin') && p.role !== 'owner' && p.role !== 'super_admin') {
+      throw new AppError('PERMISSION_DENIED', 'Only an owner can change another owner\'s role', { permission: 'org.transfer' });
+    }
+    if ((current.role === 'owner' || current.role === 'super_admin') && role !== current.role && (await ownersLeft(sql, p.orgId, userId)) === 0) {
+      throw conflict('The last owner cannot be demoted; make someone else owner first');
+    }
+    await sql.exec(`UPDATE memberships SET role = $3, updated_at = now() WHERE org_id = $1 AND user_id = $2`, [p.orgId, userId, role]);
+    await audit(sql, ctx, { action: 'member.role_changed', targetType: 'user', targetId: userId, details: { from: current.role, to: role } });
+    return sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [p.orgId, userId]);
+  });
+  ctx.platform.credentials.invalidate();
+  return row!;
+}
+
+/** Removes a member; their sessions in this organization end and their API keys stop working at once. */
+export async function removeMember(ctx: ServiceContext, userId: string) {
+  const p = actor(ctx);
+  if (userId !== p.userId) requirePermission(ctx, 'org.manage_members');
+  await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
+    if (!current) throw notFound('Member');
+    if ((current.role === 'owner' || current.role === 'super_admin') && userId !== p.userId && p.role !== 'owner' && p.role !== 'super_admin') {
+      throw new AppError('PERMISSION_DENIED', 'Only an owner can remove another owner', { permission: 'org.transfer' });
+    }
+    if ((current.role === 'owner' || current.role === 'super_admin') && (await ownersLeft(sql, p.orgId, userId)) === 0) {
+      throw conflict('The last owner cannot be removed; make someone else owner first');
+    }
+    await sql.exec(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, userId]);
+    await accountsRepo.revokeUserSessionsInOrg(sql, p.orgId, userId);
+    await audit(sql, ctx, { action: 'member.removed', targetType: 'user', targetId: userId, details: { role: current.role } });
+  });
+  ctx.platform.credentials.invalidate();
+}

@@ -1,0 +1,62 @@
+import { AppError } from '../../core/errors.js';
+import type { Platform } from '../../core/context.js';
+import { uuidv7 } from '../../core/ids.js';
+import { hashPassword } from '../../core/crypto.js';
+import { audit } from '../../core/audit.js';
+import { parseApiKey } from '../../core/auth/api-key-format.js';
+import { ALL_SCOPES } from '../../core/auth/permissions.js';
+import { accountsRepo } from './accounts.repo.js';
+import { createOrganizationRow } from './organizations.service.js';
+import { insertApiKey, MAX_KEY_LIFETIME_MS } from './api-keys.service.js';
+
+const ROOT_KEY_LIFETIME_MS = MAX_KEY_LIFETIME_MS - 86_400_000;
+
+/**
+ * First start: creates the platform root organization, its super-admin and a root API key with every scope.
+ * The key is returned (to print once) only when generated here; ROOT_API_KEY installs a given key instead.
+ * Safe to run on every start and from several nodes at once.
+ */
+export async function ensureRoot(platform: Platform): Promise<{ createdOrg: boolean; generatedKey: string | null; orgId: string }> {
+  const { config, db } = platform;
+  if (config.rootApiKey && !parseApiKey(config.rootApiKey)) {
+    throw new AppError('VALIDATION_ERROR', 'ROOT_API_KEY is malformed: expected svc_live_<8 alphanumerics>_<32 or 64 hex/base64url chars>');
+  }
+  return db.systemTx(async (sql) => {
+    await sql.query(`SELECT pg_advisory_xact_lock(727273)`);
+    let root = await sql.one<{ id: string }>(`SELECT id FROM organizations WHERE is_root`);
+    let createdOrg = false;
+    let adminId: string;
+    const ctx = { platform, principal: null, requestId: 'bootstrap', ip: null };
+    if (!root) {
+      const org = await createOrganizationRow(sql, platform, 'Platform Root', undefined, { isRoot: true });
+      root = { id: org.id };
+      createdOrg = true;
+      const existing = await accountsRepo.userByEmail(sql, config.rootAdminEmail);
+      adminId = existing?.id ?? uuidv7();
+      if (!existing) {
+        const pw = process.env.ROOT_ADMIN_PASSWORD ? await hashPassword(process.env.ROOT_ADMIN_PASSWORD) : null;
+        await accountsRepo.insertUser(sql, { id: adminId, email: config.rootAdminEmail, name: 'Platform Administrator', passwordHash: pw });
+      }
+      await accountsRepo.insertMembership(sql, org.id, adminId, 'super_admin');
+      await audit(sql, ctx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id, details: { root: true } });
+    } else {
+      const admin = await sql.one<{ user_id: string }>(`SELECT user_id FROM memberships WHERE org_id = $1 AND role = 'super_admin' ORDER BY created_at LIMIT 1`, [root.id]);
+      adminId = admin!.user_id;
+    }
+    const expiresAt = new Date(Date.now() + ROOT_KEY_LIFETIME_MS).toISOString();
+    let generatedKey: string | null = null;
+    if (config.rootApiKey) {
+      const prefix = parseApiKey(config.rootApiKey)!.prefix;
+      const have = await sql.one(`SELECT 1 FROM api_keys WHERE prefix = $1`, [prefix]);
+      if (!have) {
+        const k = await insertApiKey(sql, root.id, adminId, 'root (ROOT_API_KEY)', ALL_SCOPES, expiresAt, config.rootApiKey);
+        await audit(sql, ctx, { orgId: root.id, action: 'api_key.created', targetType: 'api_key', targetId: k.id, details: { root: true } });
+      }
+    } else if (createdOrg) {
+      const k = await insertApiKey(sql, root.id, adminId, 'root (first start)', ALL_SCOPES, expiresAt);
+      await audit(sql, ctx, { orgId: root.id, action: 'api_key.created', targetType: 'api_key', targetId: k.id, details: { root: true } });
+      generatedKey = k.key;
+    }
+    return { createdOrg, generatedKey, orgId: root.id };
+  });
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Envelope, ok } from '../../core/http/envelope.js';
+import { planTiers } from '../../core/pricing.js';
+import { AppError } from '../../core/errors.js';
+
+const startedAt = Date.now();
+
+/** Public platform endpoints (spec 4.1). */
+export default async function platformArea(app: FastifyInstance) {
+  app.get('/v1/health', {
+    config: { auth: 'public' },
+    schema: {
+      summary: 'Liveness and database reachability',
+      response: {
+        200: Envelope(Type.Object({ status: Type.String(), database: Type.String(), uptime_seconds: Type.Integer(), version: Type.String() })),
+      },
+    },
+  }, async () => {
+    if (!(await app.platform.db.ping())) throw new AppError('SERVICE_UNAVAILABLE', 'Database is unreachable', { database: 'unreachable' });
+    return ok({ status: 'ok', database: 'ok', uptime_seconds: Math.floor((Date.now() - startedAt) / 1000), version: '1.0.0' });
+  });
+
+  const Tier = Type.Object({
+    tier: Type.String(), name: Type.String(), price_cents_monthly: Type.Union([Type.Integer(), Type.Null()]), currency: Type.String(),
+    limits: Type.Object({ max_projects: Type.Union([Type.Integer(), Type.Null()]), max_members: Type.Union([Type.Integer(), Type.Null()]), credits_monthly: Type.Union([Type.Integer(), Type.Null()]) }),
+    features: Type.Array(Type.String()),
+  });
+  app.get('/v1/pricing', { config: { auth: 'public' }, schema: { summary: 'Public plan tiers with their limits and features', response: { 200: Envelope(Type.Object({ currency: Type.String(), tiers: Type.Array(Tier) })) } } },
+    async (_req, reply) => { reply.header('Cache-Control', 'public, max-age=300'); return ok({ currency: 'usd', tiers: planTiers() }); });
+}

@@ -1,0 +1,111 @@
+import { AppError } from '../errors.js';
+import type { Database } from '../db/database.js';
+import { safeEqual } from '../crypto.js';
+import { hashApiKey, looksLikeApiKey, parseApiKey } from './api-key-format.js';
+import type { TokenSigner } from './jwt.js';
+import { ROLE_PERMISSIONS, type Role } from './permissions.js';
+import type { OrgSnapshot, Principal } from './principal.js';
+
+interface Row {
+  user_id: string; email: string; user_name: string; user_active: boolean; token_version: number;
+  org_id: string; org_name: string; org_slug: string; plan_tier: string; subscription_status: string;
+  features: string[]; is_root: boolean; session_duration_days: number; org_deleted_at: string | null;
+  role: Role | null;
+}
+
+const PRINCIPAL_COLUMNS = `
+  u.id AS user_id, u.email, u.name AS user_name, u.is_active AS user_active, u.token_version,
+  o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.plan_tier, o.subscription_status, o.features,
+  o.is_root, o.session_duration_days, o.deleted_at AS org_deleted_at, m.role`;
+
+function orgOf(r: Row): OrgSnapshot {
+  return { id: r.org_id, name: r.org_name, slug: r.org_slug, planTier: r.plan_tier, subscriptionStatus: r.subscription_status,
+    features: r.features, isRoot: r.is_root, sessionDurationDays: r.session_duration_days };
+}
+
+/**
+ * Resolves a bearer credential to a Principal. Results are cached in memory for a short TTL; any change
+ * that can revoke a credential (logout, key revocation, membership or entitlement change) calls
+ * `invalidate()`, which empties the cache at once on this node.
+ */
+export class CredentialResolver {
+  private cache = new Map<string, { principal: Principal; until: number; tokenExp?: number }>();
+  private lastUsedWritten = new Map<string, number>();
+
+  constructor(private readonly db: Database, private readonly signer: TokenSigner, private readonly ttlMs: number) {}
+
+  invalidate(): void { this.cache.clear(); }
+
+  async resolve(token: string): Promise<Principal> {
+    const now = Date.now();
+    const hit = this.cache.get(token);
+    if (hit && hit.until > now) {
+      if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', 'Token has expired; refresh it or sign in again');
+      if (hit.principal.apiKeyId) this.touchKey(hit.principal.apiKeyId, hit.principal.orgId, now);
+      return hit.principal;
+    }
+    const { principal, tokenExp } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
+    if (this.cache.size > 50_000) this.cache.clear();
+    this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp });
+    if (principal.apiKeyId) this.touchKey(principal.apiKeyId, principal.orgId, now);
+    return principal;
+  }
+
+  private async fromApiKey(token: string): Promise<{ principal: Principal; tokenExp?: number }> {
+    const parsed = parseApiKey(token);
+    if (!parsed) throw new AppError('INVALID_API_KEY', 'API key is malformed; expected svc_live_<8-char prefix>_<secret>');
+    const row = await this.db.sys.one<Row & { key_id: string; key_hash: string; scopes: string[] | null; expires_at: string; revoked_at: string | null }>(
+      `SELECT k.id AS key_id, k.key_hash, k.scopes, k.expires_at, k.revoked_at, ${PRINCIPAL_COLUMNS}
+         FROM api_keys k
+         JOIN organizations o ON o.id = k.org_id
+         JOIN users u ON u.id = k.created_by_user_id
+         LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.created_by_user_id
+        WHERE k.prefix = $1`, [parsed.prefix]);
+    if (!row || !safeEqual(row.key_hash, hashApiKey(token))) throw new AppError('INVALID_API_KEY', 'API key is not recognised');
+    if (row.revoked_at) throw new AppError('INVALID_API_KEY', 'API key has been revoked');
+    if (row.org_deleted_at) throw new AppError('INVALID_API_KEY', 'API key belongs to an organization that no longer exists');
+    if (!row.role || !row.user_active) throw new AppError('INVALID_API_KEY', 'API key creator is no longer a member of the organization');
+    if (Date.parse(row.expires_at) <= Date.now()) throw new AppError('AUTH_TOKEN_EXPIRED', 'API key has expired; create a new one');
+    return {
+      principal: {
+        kind: 'api_key', userId: row.user_id, email: row.email, name: row.user_name, orgId: row.org_id, org: orgOf(row),
+        role: row.role, permissions: ROLE_PERMISSIONS[row.role], scopes: row.scopes, legacyKey: row.scopes === null,
+        apiKeyId: row.key_id,
+      },
+      tokenExp: Math.floor(Date.parse(row.expires_at) / 1000),
+    };
+  }
+
+  private async fromJwt(token: string): Promise<{ principal: Principal; tokenExp: number }> {
+    if (token.split('.').length !== 3) throw new AppError('AUTH_TOKEN_INVALID', 'Bearer token is neither an API key nor a JWT');
+    const claims = await this.signer.verify(token, 'access');
+    const row = await this.db.sys.one<Row & { session_org: string; revoked_at: string | null; mfa_at: string | null; expires_at: string }>(
+      `SELECT s.org_id AS session_org, s.revoked_at, s.mfa_at, s.expires_at, ${PRINCIPAL_COLUMNS}
+         FROM sessions s
+         JOIN users u ON u.id = s.user_id
+         JOIN organizations o ON o.id = s.org_id
+         LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
+        WHERE s.id = $1`, [String(claims.sid)]);
+    if (!row || row.revoked_at || row.session_org !== claims.org || row.user_id !== claims.sub) {
+      throw new AppError('AUTH_TOKEN_INVALID', 'Session has ended; sign in again');
+    }
+    if (row.token_version !== claims.ver || !row.user_active) throw new AppError('AUTH_TOKEN_INVALID', 'Token has been revoked; sign in again');
+    if (row.org_deleted_at || !row.role) throw new AppError('AUTH_TOKEN_INVALID', 'Token is no longer valid for this organization');
+    return {
+      principal: {
+        kind: 'user', userId: row.user_id, email: row.email, name: row.user_name, orgId: row.org_id, org: orgOf(row),
+        role: row.role, permissions: ROLE_PERMISSIONS[row.role], scopes: null, legacyKey: false,
+        sessionId: String(claims.sid), mfaAt: row.mfa_at, tokenVersion: row.token_version,
+      },
+      tokenExp: claims.exp,
+    };
+  }
+
+  /** last_used_at is written at most once a minute per key, off the request path. */
+  private touchKey(keyId: string, orgId: string, now: number): void {
+    const last = this.lastUsedWritten.get(keyId) ?? 0;
+    if (now - last < 60_000) return;
+    this.lastUsedWritten.set(keyId, now);
+    void this.db.sys.exec(`UPDATE api_keys SET last_used_at = now() WHERE org_id = $1 AND id = $2`, [orgId, keyId]).catch(() => {});
+  }
+}

@@ -1,0 +1,88 @@
+import path from 'node:path';
+
+/** Feature flags an organization can hold (design: accounts-and-tenancy). */
+export const ALL_FEATURES = [
+  'documents', 'chat', 'iam', 'compliance', 'proof-printout', 'rdp', 'containers',
+  'mail', 'calendar', 'saas-builder', 'vision', 'mcp',
+] as const;
+export type Feature = (typeof ALL_FEATURES)[number];
+
+export const SUBSCRIPTION_STATUSES = ['none', 'active', 'past_due', 'cancelled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  /** Port of the embedded PostgreSQL server (0 = pick a free one). */
+  embeddedPgPort: number;
+  nodeEnv: string;
+  logLevel: string;
+  allowSignup: boolean;
+  rootAdminEmail: string;
+  rootApiKey: string | null;
+  defaultFeatures: string[];
+  defaultSubscriptionStatus: SubscriptionStatus;
+  corsOrigins: string[];
+  bodyLimitBytes: number;
+  jsonMaxDepth: number;
+  rateLimit: { max: number; authMax: number; windowMs: number };
+  credentialCacheTtlMs: number;
+  encryptionKey: string | null;
+  publicBaseUrl: string | null;
+  dbPoolSize: number;
+}
+
+function int(v: string | undefined, dflt: number): number {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`Expected a non-negative integer, got "${v}"`);
+  return n;
+}
+
+function bool(v: string | undefined, dflt: boolean): boolean {
+  if (v === undefined || v === '') return dflt;
+  return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+}
+
+function list(v: string | undefined): string[] | null {
+  if (v === undefined) return null;
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Reads the whole configuration from the environment once; everything else takes a Config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  const sub = (env.DEFAULT_SUBSCRIPTION_STATUS ?? (nodeEnv === 'production' ? 'none' : 'active')) as SubscriptionStatus;
+  if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+  const cfg: Config = {
+    port: int(env.PORT, 8080),
+    host: env.HOST ?? '0.0.0.0',
+    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    databaseUrl: env.DATABASE_URL || null,
+    embeddedPgPort: int(env.EMBEDDED_PG_PORT, 0),
+    nodeEnv,
+    logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    allowSignup: bool(env.ALLOW_SIGNUP, true),
+    rootAdminEmail: (env.ROOT_ADMIN_EMAIL ?? 'admin@localhost').toLowerCase(),
+    rootApiKey: env.ROOT_API_KEY || null,
+    defaultFeatures: list(env.DEFAULT_FEATURES) ?? [...ALL_FEATURES],
+    defaultSubscriptionStatus: sub,
+    corsOrigins: list(env.CORS_ORIGINS) ?? [],
+    bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 1024 * 1024),
+    jsonMaxDepth: int(env.JSON_MAX_DEPTH, 32),
+    rateLimit: {
+      max: int(env.RATE_LIMIT_MAX, 3000),
+      authMax: int(env.RATE_LIMIT_AUTH_MAX, 600),
+      windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000),
+    },
+    credentialCacheTtlMs: int(env.CREDENTIAL_CACHE_TTL_MS, 5000),
+    encryptionKey: env.ENCRYPTION_KEY || null,
+    publicBaseUrl: env.PUBLIC_BASE_URL || null,
+    dbPoolSize: int(env.DB_POOL_SIZE, 20),
+  };
+  const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
+  if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);
+  return { ...cfg, ...overrides };
+}

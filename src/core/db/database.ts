@@ -1,0 +1,134 @@
+import pg from 'pg';
+
+/** The role every request runs as. Not a superuser, not the table owner: row-level security applies to it. */
+export const APP_ROLE = 'platform_app';
+
+// RFC 3339 UTC strings for timestamps; bigint counts as numbers.
+pg.types.setTypeParser(1184, (v: string) => new Date(v).toISOString());
+pg.types.setTypeParser(1114, (v: string) => new Date(v + 'Z').toISOString());
+pg.types.setTypeParser(20, (v: string) => Number(v));
+pg.types.setTypeParser(1700, (v: string) => Number(v));
+
+/** What repositories receive: a query function bound to one connection (and, where given, one transaction). */
+export interface Sql {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  one<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T | undefined>;
+  /** Rows affected by a write. */
+  exec(text: string, params?: unknown[]): Promise<number>;
+}
+
+type TenantClient = pg.PoolClient & { orgId?: string };
+
+const statementNames = new Map<string, string>();
+/** Every query is a named prepared statement: parsed and planned once per connection. */
+function named(text: string, values?: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) { name = `s${statementNames.size + 1}`; statementNames.set(text, name); }
+  return { name, text, values: values as unknown[] };
+}
+
+function wrap(client: pg.PoolClient | pg.Pool): Sql {
+  return {
+    async query<T>(text: string, params?: unknown[]) { return (await client.query(named(text, params))).rows as T[]; },
+    async one<T>(text: string, params?: unknown[]) { return (await client.query(named(text, params))).rows[0] as T | undefined; },
+    async exec(text: string, params?: unknown[]) { return (await client.query(named(text, params))).rowCount ?? 0; },
+  };
+}
+
+export interface DatabaseOptions { url: string; poolSize: number; appName?: string }
+
+/**
+ * Two pools over one database: `system` connects as the schema owner (migrations, sign-in lookups, jobs);
+ * `app` switches to the non-superuser APP_ROLE, where every tenant table's policy shows one organization only.
+ */
+export class Database {
+  readonly system: pg.Pool;
+  readonly app: pg.Pool;
+  readonly sys: Sql;
+
+  constructor(opts: DatabaseOptions) {
+    const base = { connectionString: opts.url, application_name: opts.appName ?? 'platform-api' };
+    this.system = new pg.Pool({ ...base, max: Math.max(4, Math.ceil(opts.poolSize / 3)) });
+    this.app = new pg.Pool({ ...base, max: opts.poolSize });
+    this.app.on('connect', (client) => { void client.query(`SET ROLE ${APP_ROLE}`).catch(() => {}); });
+    const swallow = () => {}; // idle-client errors (server restart) are reported on the next use
+    this.system.on('error', swallow);
+    this.app.on('error', swallow);
+    this.sys = wrap(this.system);
+  }
+
+  /** Runs fn on one app-role connection whose `app.org_id` is orgId; no transaction (one statement is atomic). */
+  async tenant<T>(orgId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = (await this.app.connect()) as TenantClient;
+    let broken: Error | undefined;
+    try {
+      await this.bind(client, orgId);
+      return await fn(wrap(client));
+    } catch (err) {
+      if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Like tenant(), inside BEGIN ... COMMIT; any throw rolls back. */
+  async tenantTx<T>(orgId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = (await this.app.connect()) as TenantClient;
+    let broken: Error | undefined;
+    try {
+      await this.bind(client, orgId);
+      await client.query('BEGIN');
+      try {
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e) => { broken = e; });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A transaction as the owner role (no tenant filter): registration, key lookups, cross-tenant jobs. */
+  async systemTx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = await this.system.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e) => { broken = e; });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** The session-level setting survives on the pooled connection, so switching tenants costs a round trip only when it changes. */
+  private async bind(client: TenantClient, orgId: string): Promise<void> {
+    if (client.orgId === orgId) return;
+    client.orgId = undefined;
+    await client.query(named(`SELECT set_config('app.org_id', $1, false)`, [orgId]));
+    client.orgId = orgId;
+  }
+
+  async ping(): Promise<boolean> {
+    try { await this.system.query('SELECT 1'); return true; } catch { return false; }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.app.end(), this.system.end()]);
+  }
+}
+
+export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
+  err instanceof pg.DatabaseError && err.code === '23505' && (!constraint || err.constraint === constraint);
+export const isForeignKeyViolation = (err: unknown): boolean =>
+  err instanceof pg.DatabaseError && err.code === '23503';

@@ -1,0 +1,98 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import pg from 'pg';
+import { AppError } from '../errors.js';
+
+/** Fields the platform assigns; a strict body that carries one is refused with a message that says so. */
+export const PLATFORM_ASSIGNED_FIELDS = new Set([
+  'id', 'org_id', 'created_at', 'updated_at', 'status', 'created_by', 'created_by_user_id', 'updated_by', 'deleted_at',
+]);
+
+interface AjvError { keyword: string; instancePath: string; message?: string; params: Record<string, unknown> }
+
+function fieldOf(e: AjvError): string {
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') return [path, e.params.missingProperty].filter(Boolean).join('.');
+  if (e.keyword === 'additionalProperties') return [path, e.params.additionalProperty].filter(Boolean).join('.');
+  return path;
+}
+
+/** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
+function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }): AppError {
+  const e = err.validation[0];
+  const field = fieldOf(e);
+  const where = err.validationContext ?? 'body';
+  if (where === 'params') {
+    if (e.keyword === 'format' && e.params.format === 'uuid') {
+      return new AppError('INVALID_ID_FORMAT', `Path parameter "${field}" must be a UUID`, { field });
+    }
+    return new AppError('VALIDATION_ERROR', `Path parameter "${field}" ${e.message ?? 'is invalid'}`, { field });
+  }
+  if (where === 'querystring') {
+    return new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
+  }
+  if (where === 'headers') {
+    return new AppError('VALIDATION_ERROR', `Header "${field}" ${e.message ?? 'is invalid'}`, { field });
+  }
+  if (e.keyword === 'additionalProperties') {
+    const key = String(e.params.additionalProperty);
+    const msg = PLATFORM_ASSIGNED_FIELDS.has(key)
+      ? `Field "${field}" is assigned by the platform and cannot be set`
+      : `Unknown field "${field}"`;
+    return new AppError('VALIDATION_ERROR', msg, { field, reason: PLATFORM_ASSIGNED_FIELDS.has(key) ? 'PLATFORM_ASSIGNED' : 'UNKNOWN_FIELD' });
+  }
+  if (e.keyword === 'required') {
+    return new AppError('VALIDATION_ERROR', `Field "${field}" is required`, { field, reason: 'REQUIRED' });
+  }
+  const subject = field ? `Field "${field}"` : 'Request body';
+  return new AppError('VALIDATION_ERROR', `${subject} ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
+}
+
+/** Maps anything thrown to the envelope of spec part 7; 5xx messages never carry internals. */
+export function toAppError(err: unknown, req: FastifyRequest): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) return fromValidation(fe as FastifyError & { validation: AjvError[] });
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
+      return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { maxBytes });
+    }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${req.headers['content-type'] ?? ''}" is not accepted here; send application/json`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('INVALID_JSON', 'Request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('VALIDATION_ERROR', 'Content-Length does not match the body');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new AppError('NOT_FOUND', 'Route not found');
+  }
+  if (fe.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large', { maxBytes: req.routeOptions.bodyLimit });
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new AppError('VALIDATION_ERROR', fe.message);
+  }
+  const isDb = err instanceof pg.DatabaseError;
+  return new AppError(isDb ? 'DATABASE_ERROR' : 'INTERNAL_ERROR',
+    isDb ? 'A database error occurred; retry with backoff' : 'An unexpected error occurred; retry with backoff',
+    { requestId: req.id });
+}
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err, req, reply: FastifyReply) => {
+    const appErr = toAppError(err, req);
+    if (appErr.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: appErr.code }, appErr.message);
+    if (appErr.headers) reply.headers(appErr.headers);
+    const details = appErr.status >= 500 ? { ...(appErr.details ?? {}), requestId: req.id } : appErr.details;
+    reply.code(appErr.status).type('application/json').send(JSON.stringify({
+      success: false,
+      error: { code: appErr.code, message: appErr.message, ...(details ? { details } : {}) },
+    }));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).type('application/json').send(JSON.stringify({
+      success: false, error: { code: 'NOT_FOUND', message: `Route ${req.method} ${req.url.split('?')[0]} not found` },
+    }));
+  });
+}

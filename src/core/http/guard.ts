@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Platform, ServiceContext } from '../context.js';
+import type { Principal } from '../auth/principal.js';
+import { scopesAllow } from '../auth/permissions.js';
+import type { RouteNeeds } from './route-config.js';
+
+export const STEP_UP_WINDOW_MS = 5 * 60 * 1000;
+
+function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | null): string {
+  const rl = needs.rateLimit || {};
+  if (rl.key === 'ip' || !principal) {
+    // Unauthenticated or failed credentials: per presented credential when there is one, else per address.
+    const h = req.headers.authorization;
+    return h && rl.key !== 'ip' ? `t:${createHash('sha1').update(h).digest('base64')}` : `ip:${req.ip}`;
+  }
+  if (rl.key === 'user') return `u:${principal.userId}:${principal.orgId}`;
+  return principal.apiKeyId ? `k:${principal.apiKeyId}` : `s:${principal.sessionId}`;
+}
+
+async function applyRateLimit(platform: Platform, req: FastifyRequest, reply: FastifyReply, needs: RouteNeeds, principal: Principal | null) {
+  if (needs.rateLimit === false) return;
+  const rl = needs.rateLimit ?? {};
+  const max = rl.max ?? platform.config.rateLimit.max;
+  const windowMs = rl.windowMs ?? platform.config.rateLimit.windowMs;
+  let result: { count: number; resetAtMs: number };
+  try {
+    result = await platform.rateLimitStore.hit(`${req.method} ${req.routeOptions.url}|${rateKey(req, needs, principal)}`, windowMs);
+  } catch (err) {
+    if (rl.failClosed) throw new AppError('SERVICE_UNAVAILABLE', 'Rate limiter is unavailable; retry shortly', undefined, { headers: { 'Retry-After': '1' } });
+    req.log.warn({ err }, 'rate limiter unavailable; request allowed');
+    return;
+  }
+  const remaining = Math.max(0, max - result.count);
+  const resetSec = Math.ceil(result.resetAtMs / 1000);
+  reply.header('X-RateLimit-Limit', max).header('X-RateLimit-Remaining', remaining).header('X-RateLimit-Reset', resetSec);
+  if (result.count > max) {
+    const retryAfter = Math.max(1, Math.ceil((result.resetAtMs - Date.now()) / 1000));
+    throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit of ${max} requests per ${windowMs / 1000} s exceeded; retry after ${retryAfter} s`,
+      { limit: max, retryAfterSeconds: retryAfter }, { headers: { 'Retry-After': String(retryAfter) } });
+  }
+}
+
+/** Enforces the route's declared needs in the architecture's order: credential, then entitlements, then scope/role/permission. */
+export function checkNeeds(needs: RouteNeeds, p: Principal): void {
+  if (needs.credentials && !needs.credentials.includes(p.kind)) {
+    throw new AppError('FORBIDDEN', p.kind === 'api_key' ? 'This route needs a signed-in user session; API keys cannot call it' : 'This route needs an API key');
+  }
+  if (needs.rootOnly) {
+    const allowed = p.org.isRoot && (p.kind === 'user' ? p.role === 'super_admin'
+      : p.role === 'super_admin' && (p.scopes === null || p.scopes.includes('admin')));
+    if (!allowed) throw new AppError('FORBIDDEN', 'This route is for platform administrators of the root organization');
+  }
+  if (needs.feature && !p.org.features.includes(needs.feature)) {
+    throw new AppError('FEATURE_DISABLED', `The "${needs.feature}" feature is not enabled for this organization`, { feature: needs.feature });
+  }
+  if (needs.subscription) {
+    const s = p.org.subscriptionStatus;
+    if (s === 'past_due') throw new AppError('BILLING_SUBSCRIPTION_PAST_DUE', 'The subscription payment is past due');
+    if (s === 'cancelled') throw new AppError('BILLING_SUBSCRIPTION_CANCELLED', 'The subscription has been cancelled');
+    if (s !== 'active') throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This feature needs an active subscription');
+  }
+  if (needs.scope && p.kind === 'api_key' && p.scopes !== null && !scopesAllow(p.scopes, needs.scope)) {
+    throw new AppError('FORBIDDEN', `API key lacks the "${needs.scope}" scope`, { requiredScope: needs.scope });
+  }
+  if (needs.permission && !p.permissions.has(needs.permission)) {
+    throw new AppError('PERMISSION_DENIED', `This action needs the "${needs.permission}" permission`, { permission: needs.permission });
+  }
+  if (needs.stepUp) {
+    const fresh = p.kind === 'user' && p.mfaAt && Date.now() - Date.parse(p.mfaAt) <= STEP_UP_WINDOW_MS;
+    if (!fresh) throw new AppError('MFA_STEPUP_REQUIRED', 'Confirm with your authenticator code at POST /v1/auth/mfa/step-up, then retry within 5 minutes');
+  }
+}
+
+export function bearerToken(header: string | undefined): string {
+  if (!header) throw new AppError('AUTH_REQUIRED', 'Authentication required: send "Authorization: Bearer <token>"');
+  const m = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header);
+  if (!m) throw new AppError('AUTH_TOKEN_INVALID', 'Authorization header must be "Bearer <token>"');
+  return m[1];
+}
+
+/** The one core hook: credential, rate limit, then the route's declared needs. */
+export function installGuard(app: FastifyInstance, platform: Platform): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('ctx', null as unknown as ServiceContext);
+  app.addHook('onRequest', async (req, reply) => {
+    req.ctx = { platform, principal: null, requestId: req.id, ip: req.ip, userAgent: req.headers['user-agent'] ?? null };
+    reply.header('X-Request-Id', req.id);
+    if (req.is404) return;
+    const needs = req.routeOptions.config as RouteNeeds;
+    let principal: Principal | null = null;
+    let authError: unknown = null;
+    if (needs.auth !== 'public') {
+      try {
+        principal = await platform.credentials.resolve(bearerToken(req.headers.authorization));
+      } catch (err) { authError = err; }
+    }
+    await applyRateLimit(platform, req, reply, needs, principal);
+    if (authError) throw authError;
+    if (!principal) return;
+    req.principal = principal;
+    req.ctx.principal = principal;
+    if (principal.legacyKey) {
+      reply.header('Deprecation', 'true');
+      reply.header('Link', '</docs/api-keys.md>; rel="deprecation"');
+    }
+    checkNeeds(needs, principal);
+  });
+}

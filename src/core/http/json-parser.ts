@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import sjson from 'secure-json-parse';
+import { AppError } from '../errors.js';
+
+/** Deepest nesting of arrays and objects in a JSON text, stopping early once past `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped char
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) { if (++depth > limit) return true; }
+    else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/**
+ * Replaces Fastify's JSON parser: an empty body is "no body"; over-deep JSON is refused before parsing
+ * (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are refused.
+ */
+export function installJsonParser(app: FastifyInstance, maxDepth: number): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    if (jsonDepthExceeds(text, maxDepth)) {
+      return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth }), undefined);
+    }
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { ErrorEnvelope } from './envelope.js';
+import type { RouteNeeds } from './route-config.js';
+
+export interface RegisteredRoute { method: string; url: string; config: RouteNeeds; schema: Record<string, unknown> | undefined; bodyLimit?: number }
+
+const isDocsRoute = (url: string) => url === '/docs' || url.startsWith('/docs/') || url === '/v1/openapi.json';
+
+function operationId(method: string, url: string): string {
+  const parts = url.split('/').filter(Boolean).filter((p) => p !== 'v1')
+    .map((p) => p.startsWith(':') ? 'By' + p.slice(1) : p)
+    .map((p) => p.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : '')))
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1));
+  return method.toLowerCase() + parts.join('');
+}
+
+/** Gives every route an operationId, summary, tag and the error envelope for 4XX/5XX, and records it. */
+export function registerRouteDefaults(app: FastifyInstance): void {
+  app.decorate('routeList', [] as RegisteredRoute[]);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    route.config = { ...(route.config ?? {}) } as RouteOptions['config'];
+    const needs = route.config as RouteNeeds;
+    if (isDocsRoute(route.url)) {
+      needs.auth = 'public';
+      needs.rateLimit = needs.rateLimit ?? {};
+      if (route.url !== '/v1/openapi.json') return;
+    }
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const schema = (route.schema ??= {}) as Record<string, unknown>;
+    schema.operationId ??= operationId(methods[0], route.url);
+    schema.summary ??= `${methods[0]} ${route.url}`;
+    const seg = route.url.split('/').filter(Boolean);
+    schema.tags ??= [seg[0] === 'v1' ? (seg[1] ?? 'platform') : (seg[0] ?? 'platform')];
+    const response = (schema.response ??= {}) as Record<string, unknown>;
+    response['4XX'] ??= ErrorEnvelope;
+    response['5XX'] ??= ErrorEnvelope;
+    for (const m of methods) app.routeList.push({ method: m, url: route.url, config: needs, schema, bodyLimit: route.bodyLimit });
+  });
+}
+
+/** OpenAPI 3.1 at GET /v1/openapi.json and an interactive reference at /docs. */
+export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Platform API', version: '1.0.0',
+        description: 'Multi-tenant SaaS platform API. Authenticate with `Authorization: Bearer <access token or svc_live_ API key>`. Errors use the envelope `{success:false,error:{code,message,details}}`.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Access token (EdDSA JWT) or API key svc_live_<prefix>_<secret>' },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const needs = (route.config ?? {}) as RouteNeeds;
+      const s = { ...(schema as Record<string, unknown>) };
+      s.security = needs.auth === 'public' ? [] : [{ bearerAuth: [] }];
+      return { schema: s as typeof schema, url };
+    },
+  });
+  app.get('/v1/openapi.json', { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
+}

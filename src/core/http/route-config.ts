@@ -1,0 +1,42 @@
+import type { Feature } from '../config.js';
+import type { Principal } from '../auth/principal.js';
+import type { ServiceContext } from '../context.js';
+
+export type CredentialKind = 'user' | 'api_key';
+
+/** Per-route needs, declared in the route's `config` and enforced by one core hook (see http/guard.ts). */
+export interface RouteNeeds {
+  /** public: no credential read; required (default): 401 without one. */
+  auth?: 'public' | 'required';
+  /** Which credential kinds may call; default both. */
+  credentials?: CredentialKind[];
+  /** API-key scope needed (`<area>:read|write`); `<area>:write` also grants `<area>:read`. */
+  scope?: string;
+  /** Named permission of the caller's role. */
+  permission?: string;
+  feature?: Feature;
+  /** Needs an active subscription (402 BILLING_SUBSCRIPTION_*). */
+  subscription?: boolean;
+  /** Needs an MFA step-up within the last 5 minutes (403 MFA_STEPUP_REQUIRED). */
+  stepUp?: boolean;
+  /** Platform root organization only (super_admin role, or the `admin` key scope). */
+  rootOnly?: boolean;
+  rateLimit?: false | {
+    max?: number;
+    windowMs?: number;
+    /** credential (default) | ip | user: the budget is per this key and per route. */
+    key?: 'credential' | 'ip' | 'user';
+    /** Refuse with 503 when the limiter store cannot answer (spec: MCP). */
+    failClosed?: boolean;
+  };
+  /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */
+  fixture?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends RouteNeeds {}
+  interface FastifyRequest {
+    principal: Principal | null;
+    ctx: ServiceContext;
+  }
+}

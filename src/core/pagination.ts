@@ -1,0 +1,31 @@
+import { Type } from 'typebox';
+import { AppError } from './errors.js';
+
+/** Query schema for offset lists: limit 1..max (default per endpoint), offset >= 0. */
+export const OffsetQuery = (dflt = 50, max = 100) => ({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+
+/** Query schema for page lists: page from 1, page_size 1..max. */
+export const PageQuery = (dflt = 50, max = 100) => ({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, default: 1 })),
+  page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt })),
+});
+
+export const pageToOffset = (page: number, pageSize: number) => ({ limit: pageSize, offset: (page - 1) * pageSize });
+
+/** Opaque keyset cursor: base64url JSON of the last row's sort key. */
+export function encodeCursor(key: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+export function decodeCursor<T extends Record<string, unknown>>(cursor: string, fields: (keyof T)[]): T {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!v || typeof v !== 'object' || fields.some((f) => !(f in v))) throw new Error('shape');
+    return v as T;
+  } catch {
+    throw new AppError('INVALID_PARAMETER', 'Query parameter "cursor" is not a cursor this endpoint issued', { field: 'cursor' });
+  }
+}

@@ -1,0 +1,63 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Config } from './config.js';
+import type { Platform } from './context.js';
+import { Database } from './db/database.js';
+import { startEmbeddedPostgres, type EmbeddedPg } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { SecretBox } from './crypto.js';
+import { TokenSigner } from './auth/jwt.js';
+import { CredentialResolver } from './auth/credentials.js';
+import { MemoryRateLimitStore } from './rate-limit.js';
+import { EventBus } from './events.js';
+
+export interface RunningPlatform { platform: Platform; close(): Promise<void> }
+
+/** ENCRYPTION_KEY (32 bytes, hex or base64) or, on a single node, a key file created under DATA_DIR. */
+function encryptionKey(config: Config): Buffer {
+  if (config.encryptionKey) {
+    const k = /^[0-9a-f]{64}$/i.test(config.encryptionKey) ? Buffer.from(config.encryptionKey, 'hex') : Buffer.from(config.encryptionKey, 'base64');
+    if (k.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)');
+    return k;
+  }
+  const file = path.join(config.dataDir, 'encryption.key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  }
+  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+}
+
+/** Starts the database (embedded unless DATABASE_URL), applies migrations and builds the shared runtime. */
+export async function startPlatform(config: Config, log: Platform['log']): Promise<RunningPlatform> {
+  let embedded: EmbeddedPg | null = null;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, log: (m) => (/ERROR|FATAL|PANIC|WARNING/.test(m) ? log.warn({ component: 'postgres' }, m) : undefined) });
+    url = embedded.url;
+  }
+  try {
+    await migrate(url, (m) => log.info({}, m));
+    const db = new Database({ url, poolSize: config.dbPoolSize });
+    const box = new SecretBox(encryptionKey(config));
+    const signer = await TokenSigner.load(db, box);
+    const rateLimitStore = new MemoryRateLimitStore();
+    const platform: Platform = {
+      config, db, box, signer, rateLimitStore, log,
+      credentials: new CredentialResolver(db, signer, config.credentialCacheTtlMs),
+      events: new EventBus(),
+    };
+    return {
+      platform,
+      async close() {
+        rateLimitStore.close();
+        await db.close();
+        if (embedded) await embedded.stop();
+      },
+    };
+  } catch (err) {
+    if (embedded) await embedded.stop();
+    throw err;
+  }
+}

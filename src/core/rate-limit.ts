@@ -1,0 +1,33 @@
+/** Counter store behind the rate limiter; memory now, Redis (INCR + PEXPIRE) when REDIS_URL is added. */
+export interface RateLimitStore {
+  /** Counts one hit for `key` in the current fixed window of `windowMs`; returns the count so far and when the window resets. */
+  hit(key: string, windowMs: number): Promise<{ count: number; resetAtMs: number }>;
+}
+
+export class MemoryRateLimitStore implements RateLimitStore {
+  private windows = new Map<string, { count: number; resetAtMs: number }>();
+  private sweeper: NodeJS.Timeout;
+
+  constructor(sweepEveryMs = 60_000) {
+    this.sweeper = setInterval(() => this.sweep(), sweepEveryMs);
+    this.sweeper.unref();
+  }
+
+  async hit(key: string, windowMs: number): Promise<{ count: number; resetAtMs: number }> {
+    const now = Date.now();
+    let w = this.windows.get(key);
+    if (!w || w.resetAtMs <= now) {
+      w = { count: 0, resetAtMs: (Math.floor(now / windowMs) + 1) * windowMs };
+      this.windows.set(key, w);
+    }
+    w.count++;
+    return { count: w.count, resetAtMs: w.resetAtMs };
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [k, w] of this.windows) if (w.resetAtMs <= now) this.windows.delete(k);
+  }
+
+  close(): void { clearInterval(this.sweeper); }
+}

@@ -1,0 +1,44 @@
+import { loadConfig } from './core/config.js';
+import { startPlatform } from './core/platform.js';
+import { buildApp } from './app.js';
+import { ensureRoot } from './areas/accounts/root.service.js';
+import pino from 'pino';
+
+/** Starts the server: database, migrations, root bootstrap, HTTP; SIGTERM/SIGINT drain and close cleanly. */
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel });
+  const running = await startPlatform(config, log);
+  let closing = false;
+  const shutdown = async (signal: string, app?: Awaited<ReturnType<typeof buildApp>>) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: no new connections, draining requests');
+    const force = setTimeout(() => { log.error('drain timed out; exiting'); process.exit(1); }, 25_000);
+    force.unref();
+    try {
+      if (app) await app.close();
+      await running.close();
+      log.info('stopped cleanly');
+      process.exit(0);
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  try {
+    const root = await ensureRoot(running.platform);
+    if (root.generatedKey) {
+      // Printed once, on the first start only; it is stored hashed and cannot be shown again.
+      process.stdout.write(`\n  Root API key (shown once; store it now):\n\n    ${root.generatedKey}\n\n  Try: curl -H "Authorization: Bearer ${root.generatedKey}" http://localhost:${config.port}/v1/me\n\n`);
+    }
+    const app = await buildApp(running.platform, { loggerInstance: log as never });
+    process.once('SIGTERM', () => void shutdown('SIGTERM', app));
+    process.once('SIGINT', () => void shutdown('SIGINT', app));
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    log.error({ err }, 'failed to start');
+    await running.close();
+    throw err;
+  }
+}
