@@ -32,6 +32,8 @@ export interface Config {
   encryptionKey: string | null;
   publicBaseUrl: string | null;
   dbPoolSize: number;
+  /** How often this node looks for due jobs; 0 disables the job runner on this node. */
+  jobPollMs: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -81,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     encryptionKey: env.ENCRYPTION_KEY || null,
     publicBaseUrl: env.PUBLIC_BASE_URL || null,
     dbPoolSize: int(env.DB_POOL_SIZE, 20),
+    jobPollMs: int(env.JOB_POLL_MS, nodeEnv === 'test' ? 200 : 1000),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);

@@ -6,6 +6,7 @@ import type { Principal } from './auth/principal.js';
 import type { SecretBox } from './crypto.js';
 import type { EventBus } from './events.js';
 import type { RateLimitStore } from './rate-limit.js';
+import type { JobRunner } from './jobs.js';
 import { AppError } from './errors.js';
 
 /** Long-lived runtime shared by every request, job, CLI command and transport. */
@@ -17,6 +18,8 @@ export interface Platform {
   box: SecretBox;
   rateLimitStore: RateLimitStore;
   events: EventBus;
+  /** Durable background jobs; areas register handlers at start (platform.jobs.register). */
+  jobs: JobRunner;
   log: { info(o: unknown, m?: string): void; warn(o: unknown, m?: string): void; error(o: unknown, m?: string): void };
 }
 

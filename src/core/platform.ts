@@ -11,6 +11,7 @@ import { TokenSigner } from './auth/jwt.js';
 import { CredentialResolver } from './auth/credentials.js';
 import { MemoryRateLimitStore } from './rate-limit.js';
 import { EventBus } from './events.js';
+import { JobRunner } from './jobs.js';
 
 export interface RunningPlatform { platform: Platform; close(): Promise<void> }
 
@@ -47,10 +48,12 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       config, db, box, signer, rateLimitStore, log,
       credentials: new CredentialResolver(db, signer, config.credentialCacheTtlMs),
       events: new EventBus(),
+      jobs: new JobRunner(db, { pollMs: config.jobPollMs, batch: 20, log: (o, m) => log.warn(o, m) }),
     };
     return {
       platform,
       async close() {
+        await platform.jobs.stop();
         rateLimitStore.close();
         await db.close();
         if (embedded) await embedded.stop();

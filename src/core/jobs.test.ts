@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, type TestApp } from '../../test/helpers.js';
+import { enqueue, JobRunner } from './jobs.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp({ jobPollMs: 0 }); });
+afterAll(async () => { await t.close(); });
+
+const jobRow = (orgId: string, kind: string) =>
+  t.platform.db.sys.one<{ status: string; attempts: number; last_error: string | null }>(`SELECT status, attempts, last_error FROM jobs WHERE org_id = $1 AND kind = $2`, [orgId, kind]);
+
+describe('durable jobs', () => {
+  it('runs a job enqueued in a committed transaction and marks it done', async () => {
+    const a = await newTenant(t.app);
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    const seen: unknown[] = [];
+    runner.register('test.ok', async (job) => { seen.push(job.payload); });
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.ok', payload: { n: 1 } }));
+    expect(await runner.drain()).toBe(1);
+    expect(seen).toEqual([{ n: 1 }]);
+    expect((await jobRow(a.orgId, 'test.ok'))!.status).toBe('done');
+  });
+
+  it('does not run a job whose transaction rolled back', async () => {
+    const a = await newTenant(t.app);
+    await expect(t.platform.db.tenantTx(a.orgId, async (sql) => {
+      await enqueue(sql, { orgId: a.orgId, kind: 'test.rolled', payload: {} });
+      throw new Error('abort');
+    })).rejects.toThrow('abort');
+    expect(await jobRow(a.orgId, 'test.rolled')).toBeUndefined();
+  });
+
+  it('retries a failing job with backoff and records the error, then fails for good after max attempts', async () => {
+    const a = await newTenant(t.app);
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    let calls = 0;
+    runner.register('test.fail', async () => { calls++; throw new Error('remote said no'); });
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.fail', maxAttempts: 2 }));
+    await runner.drain();
+    let row = await jobRow(a.orgId, 'test.fail');
+    expect(row).toMatchObject({ status: 'pending', attempts: 1, last_error: 'remote said no' });
+    await t.platform.db.sys.exec(`UPDATE jobs SET run_at = now() WHERE org_id = $1`, [a.orgId]);
+    await runner.drain();
+    row = await jobRow(a.orgId, 'test.fail');
+    expect(row).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(calls).toBe(2);
+  });
+
+  it('reclaims a job left running by a crashed node', async () => {
+    const a = await newTenant(t.app);
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.crash' }));
+    await t.platform.db.sys.exec(`UPDATE jobs SET status = 'running', locked_at = now() - interval '10 minutes', attempts = 1 WHERE org_id = $1`, [a.orgId]);
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    runner.register('test.crash', async () => {});
+    await runner.drain();
+    expect((await jobRow(a.orgId, 'test.crash'))!.status).toBe('done');
+  });
+
+  it('deduplicates pending jobs with the same key', async () => {
+    const a = await newTenant(t.app);
+    for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));
+    const n = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE org_id = $1 AND kind = 'test.dedupe'`, [a.orgId]);
+    expect(n!.n).toBe(1);
+  });
+});

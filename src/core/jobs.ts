@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { Database, Sql } from './db/database.js';
+import { uuidv7 } from './ids.js';
+
+export interface Job { org_id: string; id: string; kind: string; payload: Record<string, unknown>; attempts: number; max_attempts: number }
+export type JobHandler = (job: Job) => Promise<void>;
+
+export interface EnqueueInput {
+  orgId: string;
+  kind: string;
+  payload?: Record<string, unknown>;
+  runAt?: Date;
+  /** While a pending job with this key exists, enqueueing another is a no-op. */
+  dedupeKey?: string;
+  maxAttempts?: number;
+}
+
+/** Enqueues a job with the caller's transaction, so the job exists exactly when the change it follows commits. */
+export async function enqueue(sql: Sql, j: EnqueueInput): Promise<void> {
+  await sql.exec(`INSERT INTO jobs (org_id, id, kind, payload, run_at, dedupe_key, max_attempts)
+    VALUES ($1, $2, $3, $4, COALESCE($5, now()), $6, $7) ON CONFLICT (org_id, kind, dedupe_key) WHERE dedupe_key IS NOT NULL AND status = 'pending' DO NOTHING`,
+    [j.orgId, uuidv7(), j.kind, j.payload ?? {}, j.runAt?.toISOString() ?? null, j.dedupeKey ?? null, j.maxAttempts ?? 8]);
+}
+
+const STALE_AFTER = '5 minutes';
+const backoffSeconds = (attempts: number) => Math.min(3600, 2 ** attempts);
+
+/**
+ * Runs queued jobs on this node. Any number of nodes may run one: claims use SKIP LOCKED, periodic tasks
+ * take an advisory lock so one node runs each tick, and jobs left `running` by a crashed node are reclaimed.
+ */
+export class JobRunner {
+  private handlers = new Map<string, JobHandler>();
+  private periodic: Array<{ name: string; everyMs: number; fn: () => Promise<void>; timer?: NodeJS.Timeout }> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private stopped = true;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Database, private readonly opts: { pollMs: number; batch: number; log?: (o: unknown, m: string) => void }) {}
+
+  register(kind: string, handler: JobHandler): void { this.handlers.set(kind, handler); }
+
+  /** fn runs every `everyMs` on exactly one node at a time (pg advisory lock named by `name`). */
+  every(name: string, everyMs: number, fn: () => Promise<void>): void {
+    const task: { name: string; everyMs: number; fn: () => Promise<void>; timer?: NodeJS.Timeout } = { name, everyMs, fn };
+    this.periodic.push(task);
+    if (!this.stopped) this.schedulePeriodic(task);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.timer = setInterval(() => this.poke(), this.opts.pollMs);
+    this.timer.unref();
+    for (const t of this.periodic) this.schedulePeriodic(t);
+    this.poke();
+  }
+
+  /** Ask for a claim round now (after enqueueing on this node). */
+  poke(): void {
+    if (this.stopped || this.running || this.handlers.size === 0) return;
+    this.running = true;
+    this.inFlight = this.drain().then(() => undefined, (err) => this.opts.log?.({ err }, "job runner round failed")).finally(() => { this.running = false; });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const t of this.periodic) if (t.timer) clearInterval(t.timer);
+    await this.inFlight;
+  }
+
+  /** Claims and runs due jobs until none are left. */
+  async drain(): Promise<number> {
+    let total = 0;
+    const draining = this.stopped ? 'once' : 'until-stopped';
+    await this.db.sys.exec(`UPDATE jobs SET status = 'pending', locked_at = NULL WHERE status = 'running' AND locked_at < now() - interval '${STALE_AFTER}'`);
+    for (;;) {
+      if (draining === 'until-stopped' && this.stopped) return total; // never claim what we will not run
+      const jobs = await this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
+        WHERE (org_id, id) IN (SELECT org_id, id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1)
+                               ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+        RETURNING org_id, id, kind, payload, attempts, max_attempts`, [[...this.handlers.keys()], this.opts.batch]);
+      if (jobs.length === 0) return total;
+      await Promise.all(jobs.map((j) => this.runOne(j)));
+      total += jobs.length;
+    }
+  }
+
+  private async runOne(job: Job): Promise<void> {
+    try {
+      await this.handlers.get(job.kind)!(job);
+      await this.db.sys.exec(`UPDATE jobs SET status = 'done', locked_at = NULL, last_error = NULL, updated_at = now() WHERE org_id = $1 AND id = $2`, [job.org_id, job.id]);
+    } catch (err) {
+      const message = String((err as Error)?.message ?? err).slice(0, 2000);
+      const final = job.attempts >= job.max_attempts;
+      this.opts.log?.({ err, kind: job.kind, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
+      await this.db.sys.exec(`UPDATE jobs SET status = $3, locked_at = NULL, last_error = $4, run_at = now() + make_interval(secs => $5), updated_at = now()
+        WHERE org_id = $1 AND id = $2`, [job.org_id, job.id, final ? 'failed' : 'pending', message, backoffSeconds(job.attempts)]).catch(() => {});
+    }
+  }
+
+  private schedulePeriodic(task: { name: string; everyMs: number; fn: () => Promise<void>; timer?: NodeJS.Timeout }): void {
+    const lockId = createHash('sha1').update(task.name).digest().readInt32BE(0);
+    const tick = async () => {
+      const client = await this.db.system.connect();
+      try {
+        const got = (await client.query('SELECT pg_try_advisory_lock($1) AS ok', [lockId])).rows[0].ok;
+        if (!got) return;
+        try { await task.fn(); } finally { await client.query('SELECT pg_advisory_unlock($1)', [lockId]); }
+      } catch (err) {
+        this.opts.log?.({ err, task: task.name }, 'periodic task failed');
+      } finally { client.release(); }
+    };
+    task.timer = setInterval(() => { if (!this.stopped) void tick(); }, task.everyMs);
+    task.timer.unref();
+  }
+}
