@@ -5,7 +5,7 @@ import type { Platform } from './core/context.js';
 import { uuidv7 } from './core/ids.js';
 import { installValidators } from './core/http/validation.js';
 import { installJsonParser } from './core/http/json-parser.js';
-import { installErrorHandler } from './core/http/error-handler.js';
+import { frameworkErrorHandler, installErrorHandler } from './core/http/error-handler.js';
 import { installGuard } from './core/http/guard.js';
 import { installOpenApi, registerRouteDefaults, type RegisteredRoute } from './core/http/openapi.js';
 import { AREAS } from './areas/index.js';
@@ -38,6 +38,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 500 },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('platform', platform);
@@ -55,5 +56,8 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
   });
   installGuard(app, platform);
   for (const area of AREAS) await app.register(area);
+  // Areas registered their job handlers and periodic tasks while loading; start running them.
+  app.addHook('onReady', async () => { if (config.jobPollMs > 0) platform.jobs.start(); });
+  app.addHook('onClose', async () => { await platform.jobs.stop(); });
   return app as unknown as App;
 }

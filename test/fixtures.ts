@@ -1,6 +1,9 @@
 import type { App } from '../src/app.js';
 import type { Tenant } from './helpers.js';
 import { accountsFixtures } from '../src/areas/accounts/accounts.fixtures.js';
+import { projectsFixtures } from '../src/areas/projects/projects.fixtures.js';
+import { documentsFixtures } from '../src/areas/documents/documents.fixtures.js';
+import { workspaceFixtures } from '../src/areas/workspace/workspace.fixtures.js';
 
 /**
  * A fixture creates a resource owned by `owner` and returns the path parameters that address it.
@@ -11,4 +14,7 @@ export type Fixture = (app: App, owner: Tenant) => Promise<Record<string, string
 
 export const FIXTURES: Record<string, Fixture> = {
   ...accountsFixtures,
+  ...projectsFixtures,
+  ...documentsFixtures,
+  ...workspaceFixtures,
 };

@@ -34,6 +34,10 @@ export interface Config {
   dbPoolSize: number;
   /** How often this node looks for due jobs; 0 disables the job runner on this node. */
   jobPollMs: number;
+  /** SMTP relay for outgoing mail (smtp://user:pass@host:port or smtps://...); null = e-mail is not configured. */
+  smtpUrl: string | null;
+  /** From address of platform mail (alerts); required with smtpUrl. */
+  smtpFrom: string | null;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -84,6 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicBaseUrl: env.PUBLIC_BASE_URL || null,
     dbPoolSize: int(env.DB_POOL_SIZE, 20),
     jobPollMs: int(env.JOB_POLL_MS, nodeEnv === 'test' ? 200 : 1000),
+    smtpUrl: env.SMTP_URL || null,
+    smtpFrom: env.SMTP_FROM || null,
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);

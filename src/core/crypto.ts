@@ -40,6 +40,10 @@ export class SecretBox {
     if (key.length !== 32) throw new Error('Encryption key must be 32 bytes');
     this.key = key;
   }
+  /** A purpose-bound secret derived from the platform key (HMAC-SHA256 of the label), e.g. for signed URLs. */
+  derive(label: string): Buffer {
+    return createHmac('sha256', this.key).update(`derive:${label}`).digest();
+  }
   seal(plain: string): string {
     const iv = randomBytes(12);
     const c = createCipheriv('aes-256-gcm', this.key, iv);

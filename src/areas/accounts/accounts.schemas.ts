@@ -1,12 +1,14 @@
 import { Type, type Static } from 'typebox';
 import { ALL_FEATURES, SUBSCRIPTION_STATUSES } from '../../core/config.js';
 import { PLAN_TIERS } from '../../core/pricing.js';
-import { ORG_ROLES, ROLES } from '../../core/auth/permissions.js';
+import { ROLES } from '../../core/auth/permissions.js';
 
 const strict = { additionalProperties: false } as const;
 export const Uuid = Type.String({ format: 'uuid' });
 export const Email = Type.String({ format: 'email', maxLength: 320 });
 export const Timestamp = Type.String({ format: 'date-time' });
+/** A display name: 1-200 characters, not only whitespace. */
+const Name = () => Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const UserOut = Type.Object({ id: Uuid, email: Type.String(), name: Type.String() });
@@ -26,8 +28,8 @@ export const MfaChallengeOut = Type.Object({ mfa_required: Type.Literal(true), m
 export const RegisterBody = Type.Object({
   email: Email,
   password: Type.String({ minLength: 12, maxLength: 256 }),
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  organization_name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Name(),
+  organization_name: Name(),
 }, strict);
 export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 256 }),
@@ -51,18 +53,18 @@ export const MeOut = Type.Object({
 });
 
 export const CreateOrgBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Name(),
   slug: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
 }, strict);
 export const UpdateOrgBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  name: Type.Optional(Name()),
   settings: Type.Optional(Type.Object({}, { additionalProperties: true })),
   session_duration_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
 }, { ...strict, minProperties: 1 });
 
 export const MemberOut = Type.Object({ user_id: Uuid, email: Type.String(), name: Type.String(), role: Type.String(), created_at: Timestamp });
 export const AddMemberBody = Type.Object({
-  email: Email, role: Type.Union(ORG_ROLES.map((r) => Type.Literal(r))), name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  email: Email, role: Type.Union(ROLES.map((r) => Type.Literal(r))), name: Type.Optional(Name()),
 }, strict);
 export const UpdateMemberBody = Type.Object({ role: Type.Union(ROLES.map((r) => Type.Literal(r))) }, strict);
 export const UserIdParams = Type.Object({ userId: Uuid });
@@ -73,7 +75,7 @@ export const ApiKeyOut = Type.Object({
   created_by_user_id: Uuid, created_at: Timestamp, key: Type.Optional(Type.String()),
 });
 export const CreateApiKeyBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Name(),
   scopes: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
   expires_at: Timestamp,
 }, strict);
@@ -85,7 +87,7 @@ export const EntitlementsBody = Type.Object({
   subscription_status: Type.Optional(Type.Union(SUBSCRIPTION_STATUSES.map((t) => Type.Literal(t)))),
   features: Type.Optional(Type.Array(Type.Union(ALL_FEATURES.map((f) => Type.Literal(f))), { uniqueItems: true })),
 }, { ...strict, minProperties: 1 });
-export const ScimTokenBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
+export const ScimTokenBody = Type.Object({ name: Name() }, strict);
 export const ScimTokenOut = Type.Object({ id: Uuid, name: Type.String(), token: Type.String(), created_at: Timestamp });
 
 export type RegisterInput = Static<typeof RegisterBody>;

@@ -3,7 +3,8 @@ import { actor, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { randomB64url, randomHex, sha256Hex } from '../../core/crypto.js';
-import { orgView, type OrgRow } from './accounts.repo.js';
+import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
+import { isUuid } from '../../core/ids.js';
 import type { EntitlementsInput } from './accounts.schemas.js';
 
 const ORG_COLS = `o.id, o.name, o.slug, o.plan_tier, o.subscription_status, o.features, o.settings, o.session_duration_days, o.is_root, o.deleted_at, o.created_at, o.updated_at`;
@@ -42,4 +43,19 @@ export async function createScimToken(ctx: ServiceContext, orgId: string, name: 
     await audit(sql, ctx, { orgId, action: 'scim_token.created', targetType: 'scim_token', targetId: row!.id });
     return { ...row!, token };
   });
+}
+
+/** An organization by id or slug (the CLI's `--org`); deleted ones are not found. */
+export async function resolveOrganization(ctx: ServiceContext, idOrSlug: string): Promise<ReturnType<typeof orgView>> {
+  const byId = isUuid(idOrSlug);
+  const row = await ctx.platform.db.sys.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE ${byId ? 'o.id = $1::uuid' : 'o.slug = $1'} AND o.deleted_at IS NULL`, [idOrSlug]);
+  if (!row) throw notFound('Organization', { org: idOrSlug });
+  return orgView(row);
+}
+
+/** A user by e-mail (case-insensitive), for offline administration. */
+export async function resolveUserByEmail(ctx: ServiceContext, email: string): Promise<{ id: string; email: string; name: string }> {
+  const user = await accountsRepo.userByEmail(ctx.platform.db.sys, email.trim());
+  if (!user) throw notFound('User', { email });
+  return { id: user.id, email: user.email, name: user.name };
 }

@@ -20,29 +20,52 @@ export async function insertApiKey(sql: Sql, orgId: string, userId: string, name
   return { ...row!, key: k.key };
 }
 
-export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): void {
-  const p = actor(ctx);
+/** Scope vocabulary and expiry rules, the same for every caller. */
+function validateKeyInput(input: CreateApiKeyInput): void {
   const unknown = input.scopes.filter((s) => !isKnownScope(s));
   if (unknown.length) throw new AppError('VALIDATION_ERROR', `Unknown scope(s): ${unknown.join(', ')}`, { field: 'scopes', unknown });
-  if (input.scopes.includes('admin') && !(p.org.isRoot && p.role === 'super_admin')) {
-    throw new AppError('VALIDATION_ERROR', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes' });
-  }
-  // A key never creates a key stronger than itself.
-  if (p.kind === 'api_key' && p.scopes) {
-    const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
-    if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
-  }
   const exp = Date.parse(input.expires_at);
   if (!(exp > Date.now())) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be in the future', { field: 'expires_at' });
   if (exp - Date.now() > MAX_KEY_LIFETIME_MS) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be at most one year ahead', { field: 'expires_at' });
 }
 
-export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput) {
+function assertAdminScopeAllowed(input: CreateApiKeyInput, holder: { isRoot: boolean; role: string }): void {
+  if (input.scopes.includes('admin') && !(holder.isRoot && holder.role === 'super_admin')) {
+    throw new AppError('VALIDATION_ERROR', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes' });
+  }
+}
+
+export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): void {
   const p = actor(ctx);
-  validateNewKey(ctx, input);
-  return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    const key = await insertApiKey(sql, p.orgId, p.userId, input.name.trim(), input.scopes, new Date(input.expires_at).toISOString());
-    await audit(sql, ctx, { action: 'api_key.created', targetType: 'api_key', targetId: key.id, details: { name: key.name, scopes: key.scopes, expires_at: key.expires_at } });
+  validateKeyInput(input);
+  assertAdminScopeAllowed(input, { isRoot: p.org.isRoot, role: p.role });
+  // A key never creates a key stronger than itself; a legacy key (scopes null) holds its creator's full role.
+  if (p.kind === 'api_key' && p.scopes) {
+    const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
+    if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
+  }
+}
+
+/**
+ * Creates a key acting as its creator. A signed-in caller creates their own key; a system context (CLI)
+ * names the organization and the member the key acts as (`onBehalf`).
+ */
+export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput, onBehalf?: { orgId: string; userId: string }) {
+  const p = ctx.principal;
+  if (p) validateNewKey(ctx, input);
+  else if (!onBehalf) throw new AppError('VALIDATION_ERROR', 'An organization and a member are required', { field: 'user' });
+  else validateKeyInput(input);
+  const orgId = p?.orgId ?? onBehalf!.orgId;
+  const userId = p?.userId ?? onBehalf!.userId;
+  return ctx.platform.db.tenantTx(orgId, async (sql) => {
+    if (!p) {
+      const m = await sql.one<{ role: string; is_root: boolean }>(`SELECT m.role, o.is_root FROM memberships m JOIN organizations o ON o.id = m.org_id
+        WHERE m.org_id = $1 AND m.user_id = $2 AND o.deleted_at IS NULL`, [orgId, userId]);
+      if (!m) throw notFound('Member', { field: 'user' });
+      assertAdminScopeAllowed(input, { isRoot: m.is_root, role: m.role });
+    }
+    const key = await insertApiKey(sql, orgId, userId, input.name.trim(), input.scopes, new Date(input.expires_at).toISOString());
+    await audit(sql, ctx, { orgId, action: 'api_key.created', targetType: 'api_key', targetId: key.id, details: { name: key.name, scopes: key.scopes, expires_at: key.expires_at, ...(p ? {} : { acts_as_user_id: userId }) } });
     return key;
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
+import { AppError } from '../../core/errors.js';
 import * as S from './accounts.schemas.js';
 import * as auth from './auth.service.js';
 import { refreshSession } from './sessions.service.js';
@@ -11,7 +12,11 @@ export default async function authRoutes(app: FastifyInstance) {
   const pub = { auth: 'public' as const, rateLimit: authLimit };
   const userOnly = { credentials: ['user' as const] };
 
-  app.post('/v1/auth/register', { config: pub, schema: { summary: 'Create an account and its first organization', body: S.RegisterBody, response: { 201: Envelope(S.TokensOut) } } },
+  // Sign-up switched off is refused before the body is looked at (auth order: feature before validation).
+  const signupOpen = async () => {
+    if (!app.platform.config.allowSignup) throw new AppError('FEATURE_DISABLED', 'Sign-up is disabled on this platform', { feature: 'signup' });
+  };
+  app.post('/v1/auth/register', { config: pub, preValidation: signupOpen, schema: { summary: 'Create an account and its first organization', body: S.RegisterBody, response: { 201: Envelope(S.TokensOut) } } },
     async (req, reply) => reply.code(201).send(ok(await auth.register(req.ctx, req.body as S.RegisterInput))));
 
   app.post('/v1/auth/login', { config: pub, schema: { summary: 'Sign in with e-mail and password', body: S.LoginBody, response: { 200: Envelope(Type.Union([S.TokensOut, S.MfaChallengeOut])) } } },

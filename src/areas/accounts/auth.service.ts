@@ -9,20 +9,23 @@ import { accountsRepo, type OrgRow } from './accounts.repo.js';
 import { openSession } from './sessions.service.js';
 import { createOrganizationRow } from './organizations.service.js';
 import type { LoginInput, RegisterInput } from './accounts.schemas.js';
+import { assertStrongPassword } from './passwords.js';
 
 const MFA_TOKEN_TTL_SECONDS = 300;
+/** Guessing budgets on top of the per-address route limit: per e-mail for passwords, per user for authenticator codes. */
+export const LOGIN_ATTEMPTS = { max: 10, windowMs: 60_000 };
+export const CODE_ATTEMPTS = { max: 5, windowMs: 60_000 };
+
+/** Counts one attempt against `key`; past the budget every attempt is 429, right or wrong, until the window ends. */
+async function throttle(ctx: ServiceContext, key: string, limit: { max: number; windowMs: number }): Promise<void> {
+  let r: { count: number; resetAtMs: number };
+  try { r = await ctx.platform.rateLimitStore.hit(`auth:${key}`, limit.windowMs); } catch { return; } // the route limit still applies
+  if (r.count <= limit.max) return;
+  const retryAfter = Math.max(1, Math.ceil((r.resetAtMs - Date.now()) / 1000));
+  throw new AppError('RATE_LIMIT_EXCEEDED', `Too many attempts; retry after ${retryAfter} s`, { limit: limit.max, retryAfterSeconds: retryAfter }, { headers: { 'Retry-After': String(retryAfter) } });
+}
 // A real hash to compare against when the e-mail is unknown, so both failures take the same time.
 const dummyHash = hashPassword('not-a-real-password-placeholder');
-
-/** Weak passwords: short, one repeated character, or a well-known sequence. */
-function assertStrongPassword(pw: string, email: string): void {
-  const lower = pw.toLowerCase();
-  const common = ['password', '123456', 'qwerty', 'letmein', 'welcome', 'abcdef', 'iloveyou', 'admin'];
-  if (pw.length < 12) throw new AppError('VALIDATION_ERROR', 'Field "password" must be at least 12 characters', { field: 'password', reason: 'WEAK_PASSWORD' });
-  if (new Set(pw).size < 5 || common.some((c) => lower.includes(c)) || lower.includes(email.split('@')[0].toLowerCase())) {
-    throw new AppError('VALIDATION_ERROR', 'Field "password" is too weak: avoid common words, your e-mail name and repeated characters', { field: 'password', reason: 'WEAK_PASSWORD' });
-  }
-}
 
 export async function register(ctx: ServiceContext, input: RegisterInput) {
   const { platform } = ctx;
@@ -61,6 +64,7 @@ async function orgForLogin(ctx: ServiceContext, userId: string, orgId?: string):
 
 export async function login(ctx: ServiceContext, input: LoginInput) {
   const { db, signer } = ctx.platform;
+  await throttle(ctx, `login:${input.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS);
   const user = await accountsRepo.userByEmail(db.sys, input.email.trim());
   const ok = user?.password_hash ? await verifyPassword(input.password, user.password_hash) : (await verifyPassword(input.password, await dummyHash), false);
   if (!user || !ok || !user.is_active) throw new AppError('AUTH_INVALID_CREDENTIALS', 'E-mail or password is incorrect');
@@ -81,6 +85,7 @@ export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code
   const claims = await signer.verify(mfaToken, 'mfa');
   const user = await accountsRepo.userById(db.sys, claims.sub);
   if (!user || !user.is_active || !user.mfa_enabled || !user.mfa_totp_secret_sealed) throw new AppError('AUTH_TOKEN_INVALID', 'MFA challenge is no longer valid; sign in again');
+  await throttle(ctx, `totp:${user.id}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
   const org = await orgForLogin(ctx, user.id, String(claims.org));
   return db.systemTx(async (sql) => {
@@ -124,6 +129,7 @@ export async function activateTotp(ctx: ServiceContext, code: string) {
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
   if (!user!.mfa_totp_secret_sealed) throw conflict('Start enrollment first: POST /v1/auth/mfa/totp/enroll');
+  await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
   const mfaAt = await db.systemTx(async (sql) => {
     await sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [p.userId]);
@@ -140,6 +146,7 @@ export async function stepUp(ctx: ServiceContext, code: string) {
   const { db, box } = ctx.platform;
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (!user!.mfa_enabled || !user!.mfa_totp_secret_sealed) throw conflict('MFA is not active for this account; enroll at POST /v1/auth/mfa/totp/enroll first');
+  await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
   const row = await db.sys.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
   ctx.platform.credentials.invalidate();

@@ -9,7 +9,7 @@ export default async function organizationRoutes(app: FastifyInstance) {
   app.get('/v1/organizations', { schema: { summary: "The caller's organizations", response: { 200: Envelope(Type.Array(S.OrganizationOut)) } } },
     async (req) => ok(await orgs.listMyOrganizations(req.ctx)));
 
-  app.post('/v1/organizations', { schema: { summary: 'Create an organization; the caller becomes its owner', body: S.CreateOrgBody, response: { 201: Envelope(S.OrganizationOut) } } },
+  app.post('/v1/organizations', { config: { credentials: ['user'] }, schema: { summary: 'Create an organization; the caller becomes its owner', body: S.CreateOrgBody, response: { 201: Envelope(S.OrganizationOut) } } },
     async (req, reply) => reply.code(201).send(ok(await orgs.createOrganization(req.ctx, req.body as S.CreateOrgInput))));
 
   app.get('/v1/organizations/current', { schema: { summary: 'The organization of the credential', response: { 200: Envelope(S.OrganizationOut) } } },

@@ -5,6 +5,8 @@ import { isUniqueViolation } from '../../core/db/database.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { assertSlug, slugify } from '../../core/slugs.js';
+import { hashPassword } from '../../core/crypto.js';
+import { assertStrongPassword } from './passwords.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 
@@ -35,14 +37,18 @@ export async function listMyOrganizations(ctx: ServiceContext) {
   return (p.kind === 'api_key' ? orgs.filter((o) => o.id === p.orgId) : orgs).map(orgView);
 }
 
+/**
+ * Creates an organization; a signed-in caller becomes its owner. With a system context (CLI) it has no
+ * member yet: add an owner with addMember.
+ */
 export async function createOrganization(ctx: ServiceContext, input: CreateOrgInput) {
-  const p = actor(ctx);
+  const ownerId = ctx.principal?.userId ?? null;
   try {
     return await ctx.platform.db.systemTx(async (sql) => {
       const org = await createOrganizationRow(sql, ctx.platform, input.name.trim(), input.slug);
-      await accountsRepo.insertMembership(sql, org.id, p.userId, 'owner');
+      if (ownerId) await accountsRepo.insertMembership(sql, org.id, ownerId, 'owner');
       await audit(sql, ctx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id });
-      return orgView({ ...org, role: 'owner' });
+      return orgView(ownerId ? { ...org, role: 'owner' } : org);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'organizations_slug_key')) throw conflict(`Organization slug "${input.slug}" is taken`, { field: 'slug' });
@@ -99,32 +105,55 @@ export async function listMembers(ctx: ServiceContext, page: { limit: number; of
   });
 }
 
-function assertCanGrant(ctx: ServiceContext, role: string): void {
-  const p = actor(ctx);
-  if (role === 'super_admin' && !(p.org.isRoot && p.role === 'super_admin')) {
+/** Who may grant a role: super_admin only in the root organization (by a super-admin or the system); owner only by an owner. */
+function assertCanGrant(ctx: ServiceContext, role: string, orgIsRoot: boolean): void {
+  const p = ctx.principal;
+  if (role === 'super_admin' && !(orgIsRoot && (p === null || p.role === 'super_admin'))) {
     throw new AppError('VALIDATION_ERROR', 'Role "super_admin" exists only in the platform root organization and only a super-admin grants it', { field: 'role' });
   }
-  if (role === 'owner' && p.role !== 'owner' && p.role !== 'super_admin') throw new AppError('PERMISSION_DENIED', 'Only an owner can make another owner', { permission: 'org.transfer' });
+  if (role === 'owner' && p && p.role !== 'owner' && p.role !== 'super_admin') throw new AppError('PERMISSION_DENIED', 'Only an owner can make another owner', { permission: 'org.transfer' });
 }
 
-export async function addMember(ctx: ServiceContext, input: AddMemberInput) {
-  const p = requirePermission(ctx, 'org.manage_members');
-  assertCanGrant(ctx, input.role);
+/**
+ * Adds an existing user by e-mail, or creates an invited one (no password until set). A signed-in caller adds
+ * to their own organization; a system context (CLI) names `opts.orgId` and may set a password for a new account.
+ */
+export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts: { orgId?: string; password?: string } = {}) {
+  const orgId = ctx.principal ? requirePermission(ctx, 'org.manage_members').orgId : opts.orgId;
+  if (!orgId) throw new AppError('VALIDATION_ERROR', 'An organization is required', { field: 'org' });
   const email = input.email.trim().toLowerCase();
-  const result = await ctx.platform.db.systemTx(async (sql) => {
-    let user = await accountsRepo.userByEmail(sql, email);
-    if (!user) {
-      // An invited account: no password until its owner sets one (or signs in through SSO).
-      const id = uuidv7();
-      await accountsRepo.insertUser(sql, { id, email, name: input.name ?? email.split('@')[0], passwordHash: null });
-      user = (await accountsRepo.userById(sql, id))!;
-    }
-    if (await accountsRepo.membership(sql, p.orgId, user.id)) throw conflict('This user is already a member of the organization', { field: 'email' });
-    await accountsRepo.insertMembership(sql, p.orgId, user.id, input.role);
-    await audit(sql, ctx, { action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
-    return (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [p.orgId, user.id]))!;
-  });
-  return result;
+  let passwordHash: string | null = null;
+  if (opts.password !== undefined) {
+    assertStrongPassword(opts.password, email);
+    passwordHash = await hashPassword(opts.password);
+  }
+  try {
+    return await ctx.platform.db.systemTx(async (sql) => {
+      const org = await accountsRepo.orgById(sql, orgId);
+      if (!org) throw notFound('Organization');
+      assertCanGrant(ctx, input.role, org.is_root);
+      let user = await accountsRepo.userByEmail(sql, email);
+      const created = !user;
+      if (!user) {
+        // An invited account: no password until its owner sets one (or signs in through SSO).
+        const id = uuidv7();
+        await accountsRepo.insertUser(sql, { id, email, name: input.name?.trim() || email.split('@')[0], passwordHash });
+        user = (await accountsRepo.userById(sql, id))!;
+      } else if (passwordHash) {
+        if (user.password_hash) throw conflict('This account already has a password; omit the password to add it as it is', { field: 'password' });
+        await sql.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [user.id, passwordHash]);
+      }
+      if (await accountsRepo.membership(sql, orgId, user.id)) throw conflict('This user is already a member of the organization', { field: 'email' });
+      await accountsRepo.insertMembership(sql, orgId, user.id, input.role);
+      if (created) await audit(sql, ctx, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, invited: !passwordHash } });
+      await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
+      return (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [orgId, user.id]))!;
+    });
+  } catch (err) {
+    // Two concurrent invitations of the same new e-mail: the loser sees the usual conflict.
+    if (isUniqueViolation(err)) throw conflict('This user is already a member of the organization', { field: 'email' });
+    throw err;
+  }
 }
 
 async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Promise<number> {
@@ -133,7 +162,7 @@ async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Pro
 
 export async function updateMemberRole(ctx: ServiceContext, userId: string, role: string) {
   const p = requirePermission(ctx, 'org.manage_members');
-  assertCanGrant(ctx, role);
+  assertCanGrant(ctx, role, p.org.isRoot);
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
     if (!current) throw notFound('Member');
@@ -166,7 +195,9 @@ export async function removeMember(ctx: ServiceContext, userId: string) {
     }
     await sql.exec(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, userId]);
     await accountsRepo.revokeUserSessionsInOrg(sql, p.orgId, userId);
-    await audit(sql, ctx, { action: 'member.removed', targetType: 'user', targetId: userId, details: { role: current.role } });
+    // Keys act as their creator: they are revoked for good, so a later re-invitation does not revive them.
+    const keysRevoked = await sql.exec(`UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND created_by_user_id = $2 AND revoked_at IS NULL`, [p.orgId, userId]);
+    await audit(sql, ctx, { action: 'member.removed', targetType: 'user', targetId: userId, details: { role: current.role, api_keys_revoked: keysRevoked } });
   });
   ctx.platform.credentials.invalidate();
 }

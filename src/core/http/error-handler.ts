@@ -67,6 +67,8 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new AppError('NOT_FOUND', 'Route not found');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('VALIDATION_ERROR', 'A path parameter is too long');
   }
   if (fe.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large', { maxBytes: req.routeOptions.bodyLimit });
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -78,18 +80,29 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
     { requestId: req.id });
 }
 
+function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const appErr = toAppError(err, req);
+  if (appErr.status >= 500) req.log.error({ err }, 'request failed');
+  else req.log.info({ code: appErr.code }, appErr.message);
+  if (appErr.headers) reply.headers(appErr.headers);
+  const details = appErr.status >= 500 ? { ...(appErr.details ?? {}), requestId: req.id } : appErr.details;
+  reply.code(appErr.status).type('application/json').send(JSON.stringify({
+    success: false,
+    error: { code: appErr.code, message: appErr.message, ...(details ? { details } : {}) },
+  }));
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a badly encoded URL, an over-long path
+ * parameter) get the same envelope and X-Request-Id as every other response.
+ */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', req.id);
+  sendError(err, req, reply);
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err, req, reply: FastifyReply) => {
-    const appErr = toAppError(err, req);
-    if (appErr.status >= 500) req.log.error({ err }, 'request failed');
-    else req.log.info({ code: appErr.code }, appErr.message);
-    if (appErr.headers) reply.headers(appErr.headers);
-    const details = appErr.status >= 500 ? { ...(appErr.details ?? {}), requestId: req.id } : appErr.details;
-    reply.code(appErr.status).type('application/json').send(JSON.stringify({
-      success: false,
-      error: { code: appErr.code, message: appErr.message, ...(details ? { details } : {}) },
-    }));
-  });
+  app.setErrorHandler((err, req, reply: FastifyReply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).type('application/json').send(JSON.stringify({
       success: false, error: { code: 'NOT_FOUND', message: `Route ${req.method} ${req.url.split('?')[0]} not found` },

@@ -26,7 +26,8 @@ async function applyRateLimit(platform: Platform, req: FastifyRequest, reply: Fa
   const windowMs = rl.windowMs ?? platform.config.rateLimit.windowMs;
   let result: { count: number; resetAtMs: number };
   try {
-    result = await platform.rateLimitStore.hit(`${req.method} ${req.routeOptions.url}|${rateKey(req, needs, principal)}`, windowMs);
+    const route = req.is404 ? '(no route)' : `${req.method} ${req.routeOptions.url}`;
+    result = await platform.rateLimitStore.hit(`${route}|${rateKey(req, needs, principal)}`, windowMs);
   } catch (err) {
     if (rl.failClosed) throw new AppError('SERVICE_UNAVAILABLE', 'Rate limiter is unavailable; retry shortly', undefined, { headers: { 'Retry-After': '1' } });
     req.log.warn({ err }, 'rate limiter unavailable; request allowed');
@@ -87,7 +88,8 @@ export function installGuard(app: FastifyInstance, platform: Platform): void {
   app.addHook('onRequest', async (req, reply) => {
     req.ctx = { platform, principal: null, requestId: req.id, ip: req.ip, userAgent: req.headers['user-agent'] ?? null };
     reply.header('X-Request-Id', req.id);
-    if (req.is404) return;
+    // Unknown routes share one budget per caller, and their 404 carries the rate-limit headers like every response.
+    if (req.is404) { await applyRateLimit(platform, req, reply, {}, null); return; }
     const needs = req.routeOptions.config as RouteNeeds;
     let principal: Principal | null = null;
     let authError: unknown = null;

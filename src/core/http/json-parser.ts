@@ -24,6 +24,9 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
  */
 export function installJsonParser(app: FastifyInstance, maxDepth: number): void {
   app.removeContentTypeParser('application/json');
+  // All bodies are JSON (spec part 1); other media types get 415. A route that takes another type
+  // (CSV, iCalendar, binary) registers its own parser inside its plugin.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);

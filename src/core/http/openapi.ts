@@ -22,18 +22,24 @@ export function registerRouteDefaults(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     route.config = { ...(route.config ?? {}) } as RouteOptions['config'];
     const needs = route.config as RouteNeeds;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url === '*' && methods.every((m) => m === 'OPTIONS')) {
+      // @fastify/cors's catch-all preflight route: browsers send preflights without credentials.
+      needs.auth = 'public';
+      return;
+    }
     if (isDocsRoute(route.url)) {
       needs.auth = 'public';
       needs.rateLimit = needs.rateLimit ?? {};
       if (route.url !== '/v1/openapi.json') return;
     }
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const schema = (route.schema ??= {}) as Record<string, unknown>;
+    // Copies: areas may share one schema object between routes (aliases); defaults must not leak from one to the other.
+    const schema = (route.schema = { ...(route.schema ?? {}) }) as Record<string, unknown>;
     schema.operationId ??= operationId(methods[0], route.url);
     schema.summary ??= `${methods[0]} ${route.url}`;
     const seg = route.url.split('/').filter(Boolean);
     schema.tags ??= [seg[0] === 'v1' ? (seg[1] ?? 'platform') : (seg[0] ?? 'platform')];
-    const response = (schema.response ??= {}) as Record<string, unknown>;
+    const response = (schema.response = { ...((schema.response as object | undefined) ?? {}) }) as Record<string, unknown>;
     response['4XX'] ??= ErrorEnvelope;
     response['5XX'] ??= ErrorEnvelope;
     for (const m of methods) app.routeList.push({ method: m, url: route.url, config: needs, schema, bodyLimit: route.bodyLimit });

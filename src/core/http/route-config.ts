@@ -29,6 +29,11 @@ export interface RouteNeeds {
     /** Refuse with 503 when the limiter store cannot answer (spec: MCP). */
     failClosed?: boolean;
   };
+  /**
+   * The body is a protocol message, not a REST body: `jsonrpc` (MCP) answers malformed or invalid bodies with
+   * JSON-RPC errors inside HTTP 200 (spec 4.2, part 7), so the route-wide strict-body checks do not apply.
+   */
+  protocol?: 'jsonrpc';
   /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */
   fixture?: string;
 }

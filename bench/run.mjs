@@ -1,0 +1,397 @@
+// `npm run bench`: measures the platform's request path against a hello-world Fastify server and a bare
+// pg query, with autocannon, on the embedded PostgreSQL and (when DATABASE_URL is set) on that server too.
+// Scenarios live in bench/scenarios.mjs; how to add one: bench/README.md.
+//
+// Environment:
+//   BENCH_DURATION     seconds per scenario (default 10)
+//   BENCH_CONNECTIONS  concurrent connections (default 50)
+//   BENCH_WARMUP       seconds of unmeasured load before each scenario (default: duration / 5, 1 to 3)
+//   BENCH_ONLY         comma-separated substrings: measure only matching scenarios (the baselines always run)
+//   BENCH_DATABASES    comma-separated: embedded, external (default: embedded, plus external when DATABASE_URL is set)
+//   DATABASE_URL       a PostgreSQL server; the bench creates a fresh database on it and drops it afterwards
+//   BENCH_COUNT_QUERIES  1 = also report database transactions per request (pg_stat_database; adds ~22 s per scenario,
+//                      because PostgreSQL publishes a busy backend's counters up to 10 s late)
+//   BENCH_PROFILE      1 = run the platform under `node --cpu-prof`; the profile is written to bench/results/profiles/
+//                      when the platform stops (summarize it with `node bench/profile-summary.mjs <file>`)
+//   BENCH_KEEP         1 = keep the temporary DATA_DIR and the external database (for looking at them afterwards)
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { scenarios } from './scenarios.mjs';
+import { freePort, memoryOf, resetPeak, sampleRss, startProcess } from './lib/processes.mjs';
+import { client } from './lib/client.mjs';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const resultsDir = path.join(benchDir, 'results');
+
+function num(v, dflt) {
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`Expected a non-negative number, got "${v}"`);
+  return n;
+}
+const DURATION = num(process.env.BENCH_DURATION, 10);
+const CONNECTIONS = Math.max(1, Math.round(num(process.env.BENCH_CONNECTIONS, 50)));
+const WARMUP = num(process.env.BENCH_WARMUP, Math.min(3, Math.max(1, Math.round(DURATION / 5))));
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+const KEEP = process.env.BENCH_KEEP === '1';
+const COUNT_QUERIES = process.env.BENCH_COUNT_QUERIES === '1';
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const DATABASES = (process.env.BENCH_DATABASES ?? (process.env.DATABASE_URL ? 'embedded,external' : 'embedded'))
+  .split(',').map((s) => s.trim()).filter(Boolean);
+
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- processes of one database run
+
+const running = new Set();
+/** Stops the helper servers first, then the platform (which stops the embedded PostgreSQL under them). */
+async function stopAll() {
+  const all = [...running];
+  await Promise.allSettled(all.filter((p) => p.name !== 'platform').map((p) => p.stop()));
+  await Promise.allSettled(all.filter((p) => p.name === 'platform').map((p) => p.stop()));
+  running.clear();
+}
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => { log(`${sig}: stopping servers`); void stopAll().finally(() => process.exit(130)); });
+}
+
+function rootApiKey() {
+  const alnum = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let prefix = '';
+  for (const b of randomBytes(8)) prefix += alnum[b % alnum.length];
+  return `svc_live_${prefix}_${randomBytes(32).toString('hex')}`;
+}
+
+async function httpOk(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
+/** A fresh database on the DATABASE_URL server; returns its URL and how to drop it. */
+async function createExternalDatabase(adminUrl) {
+  const name = `platform_bench_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try { await admin.query(`CREATE DATABASE "${name}"`); } finally { await admin.end(); }
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    name, url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try { await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`); } finally { await c.end(); }
+    },
+  };
+}
+
+async function startServers(kind) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
+  const logDir = path.join(resultsDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  let external = null;
+  if (kind === 'external') {
+    if (!process.env.DATABASE_URL) throw new Error('BENCH_DATABASES has "external" but DATABASE_URL is not set');
+    external = await createExternalDatabase(process.env.DATABASE_URL);
+    log(`external database ${external.name} created`);
+  }
+  const rootKey = rootApiKey();
+  const platformPort = await freePort();
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production', PORT: String(platformPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+    ROOT_API_KEY: rootKey, DEFAULT_SUBSCRIPTION_STATUS: 'active',
+    // The limiter still runs (its cost is part of the request path) but never refuses.
+    RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTH_MAX: '1000000000',
+  };
+  delete env.DATABASE_URL;
+  delete env.EMBEDDED_PG_PORT;
+  if (external) env.DATABASE_URL = external.url;
+  const base = `http://127.0.0.1:${platformPort}`;
+  const cleanup = async () => {
+    await stopAll();
+    if (external && !KEEP) await external.drop().catch((e) => log(`could not drop ${external.name}: ${e.message}`));
+    if (!KEEP) rmSync(dataDir, { recursive: true, force: true });
+    else log(`kept DATA_DIR ${dataDir}${external ? ` and database ${external.name}` : ''}`);
+  };
+  try {
+    log(`starting the platform (${kind} PostgreSQL, DATA_DIR ${dataDir})`);
+    const platform = await startProcess({
+      name: 'platform', env,
+      args: [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(resultsDir, 'profiles')}`, `--cpu-prof-name=platform-${kind}-${Date.now()}.cpuprofile`] : []),
+        path.join(benchDir, 'lib', 'serve.mjs')],
+      logFile: path.join(logDir, `platform-${kind}.log`), timeoutMs: 180_000,
+      ready: () => httpOk(`${base}/v1/health`),
+    });
+    running.add(platform);
+    const dbUrl = external ? external.url
+      : `postgres://postgres:${encodeURIComponent(readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim())}@127.0.0.1:${readFileSync(path.join(dataDir, 'pg-port'), 'utf8').trim()}/postgres`;
+    const helper = async (name, file, extraEnv) => {
+      const port = await freePort();
+      const p = await startProcess({
+        name, args: [path.join(benchDir, file)], env: { ...process.env, ...extraEnv, PORT: String(port) },
+        logFile: path.join(logDir, `${name}-${kind}.log`), ready: (proc) => Promise.resolve(proc.output.includes('listening')),
+      });
+      running.add(p);
+      return { proc: p, url: `http://127.0.0.1:${port}` };
+    };
+    const baseline = await helper('baseline', 'baseline-server.mjs', {});
+    const bare = await helper('bare', 'bare-server.mjs', { DATABASE_URL: dbUrl });
+    return {
+      dataDir, rootKey, dbUrl, cleanup,
+      targets: {
+        platform: { proc: platform, url: base },
+        baseline, bare,
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------- the context scenario setups receive
+
+async function makeContext(kind, servers) {
+  const api = client(servers.targets.platform.url);
+  let pool = null;
+  const tokenAge = new WeakMap();
+  const ctx = {
+    api,
+    rootKey: servers.rootKey,
+    database: { kind, url: servers.dbUrl },
+    state: {},
+    log,
+    async newTenant(label = 'tenant') {
+      const email = `bench-${label}-${randomBytes(5).toString('hex')}@example.com`.toLowerCase();
+      const r = await api.post('/v1/auth/register', {
+        email, password: `Bench-${randomBytes(12).toString('base64url')}`, name: `Bench ${label}`, organization_name: `Bench ${label}`,
+      }, { expect: 201 });
+      const t = { userId: r.data.user.id, orgId: r.data.organization.id, email, accessToken: r.data.access_token, refreshToken: r.data.refresh_token };
+      tokenAge.set(t, Date.now());
+      return t;
+    },
+    async createApiKey(tenant, scopes = ['projects:read']) {
+      const r = await api.post('/v1/api-keys', {
+        name: `bench ${scopes.join(' ')}`, scopes, expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      }, { token: await ctx.freshToken(tenant), expect: 201 });
+      return r.data.key;
+    },
+    async freshToken(tenant) {
+      if (Date.now() - (tokenAge.get(tenant) ?? 0) > 10 * 60_000) {
+        const r = await api.post('/v1/auth/refresh', { refresh_token: tenant.refreshToken });
+        tenant.accessToken = r.data.access_token;
+        tenant.refreshToken = r.data.refresh_token;
+        tokenAge.set(tenant, Date.now());
+      }
+      return tenant.accessToken;
+    },
+    async sql(text, params) {
+      pool ??= new pg.Pool({ connectionString: servers.dbUrl, max: 4 });
+      return (await pool.query(text, params)).rows;
+    },
+    async close() { if (pool) await pool.end(); },
+  };
+  ctx.tenant = await ctx.newTenant('main');
+  ctx.tenant.apiKey = await ctx.createApiKey(ctx.tenant);
+  return ctx;
+}
+
+// ---------------------------------------------------------------- measuring
+
+const value = (v, ctx, data) => (typeof v === 'function' ? v(ctx, data) : v);
+
+function cpuSecondsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (USER_HZ = 100 on Linux)
+  } catch { return null; }
+}
+
+// PostgreSQL publishes a busy backend's statistics at most once a second, and up to 10 s late when it goes idle.
+const STATS_DELAY_MS = 11_000;
+
+/** Committed + rolled-back transactions of the bench database so far (each statement outside BEGIN is one). */
+async function transactionCount(ctx) {
+  const [row] = await ctx.sql(`SELECT (xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = current_database()`);
+  return Number(row.n);
+}
+
+function cannon(opts) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+    inst.on('error', () => {}); // connection errors are counted in result.errors
+  });
+}
+
+async function measure(scn, ctx, servers) {
+  const target = servers.targets[scn.target ?? 'platform'];
+  const data = scn.setup ? await scn.setup(ctx) : undefined;
+  const duration = scn.duration ?? DURATION;
+  const headers = { ...(value(scn.headers, ctx, data) ?? {}) };
+  let body = value(scn.body, ctx, data);
+  if (body !== undefined && typeof body !== 'string') { body = JSON.stringify(body); headers['content-type'] ??= 'application/json'; }
+  const opts = {
+    url: target.url + value(scn.path ?? '/', ctx, data),
+    method: scn.method ?? 'GET', headers, body,
+    requests: value(scn.requests, ctx, data),
+    connections: scn.connections ?? CONNECTIONS,
+    timeout: 10,
+  };
+  if (WARMUP > 0) await cannon({ ...opts, duration: WARMUP });
+  globalThis.gc?.();
+  await sleep(COUNT_QUERIES ? STATS_DELAY_MS : 200);
+  const xact0 = COUNT_QUERIES ? await transactionCount(ctx) : null;
+  const pid = target.proc.pid;
+  const peakReset = resetPeak(pid);
+  const stopSampling = sampleRss(pid);
+  const cpu0 = cpuSecondsOf(pid);
+  const own0 = process.cpuUsage();
+  const r = await cannon({ ...opts, duration });
+  const own1 = process.cpuUsage(own0);
+  const cpu1 = cpuSecondsOf(pid);
+  const sampledKb = stopSampling();
+  const mem = memoryOf(pid);
+  let dbTransactionsPerRequest = null;
+  if (COUNT_QUERIES) {
+    await sleep(STATS_DELAY_MS);
+    // minus one: the reading of xact0 is itself a transaction
+    dbTransactionsPerRequest = r.requests.total ? Math.max(0, (await transactionCount(ctx)) - xact0 - 1) / r.requests.total : null;
+  }
+  const peakKb = mem ? (peakReset ? Math.max(mem.hwmKb, sampledKb) : sampledKb) : null;
+  return {
+    name: scn.name, target: scn.target ?? 'platform', method: opts.method, url: opts.url.replace(target.url, ''),
+    compareTo: scn.compareTo ?? 'baseline', goal: scn.goal ?? null,
+    connections: opts.connections, duration,
+    rps: r.requests.average, requestsTotal: r.requests.total,
+    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, avg: r.latency.average, max: r.latency.max },
+    throughputBytesPerSec: r.throughput.average,
+    non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
+    peakRssMb: peakKb ? Math.round(peakKb / 102.4) / 10 : null,
+    peakRssSource: mem ? (peakReset ? 'VmHWM (reset before the scenario)' : 'VmRSS sampled every 200 ms') : 'unavailable',
+    serverCpuPercent: cpu0 !== null && cpu1 !== null ? Math.round(((cpu1 - cpu0) / duration) * 100) : null,
+    // CPU time the server process spent per request: steadier than req/s on a shared machine (PostgreSQL's own CPU is not in it)
+    serverCpuMicrosPerRequest: cpu0 !== null && cpu1 !== null && r.requests.total ? Math.round(((cpu1 - cpu0) * 1e6) / r.requests.total) : null,
+    // autocannon's own CPU (this process): near 100% means the client, not the server, set the pace
+    clientCpuPercent: Math.round(((own1.user + own1.system) / 1e6 / duration) * 100),
+    dbTransactionsPerRequest,
+  };
+}
+
+/** Ratios against the baselines and goal verdicts. */
+function finish(rows) {
+  const hello = rows.find((r) => r.target === 'baseline' && !r.error);
+  const bare = rows.find((r) => r.target === 'bare' && !r.error);
+  for (const r of rows) {
+    if (r.error) continue;
+    r.ratioToBaseline = hello && r !== hello ? r.rps / hello.rps : null;
+    r.ratioToBare = bare && r.compareTo === 'bare' ? r.rps / bare.rps : null;
+    // The same ratio estimated from server CPU time per request: what req/s would be if the server process alone
+    // set the pace. Less sensitive than req/s to a client or a neighbour taking the CPU, so the steadier figure here.
+    r.cpuRatioToBaseline = hello && r !== hello && hello.serverCpuMicrosPerRequest && r.serverCpuMicrosPerRequest
+      ? hello.serverCpuMicrosPerRequest / r.serverCpuMicrosPerRequest : null;
+    if (r.goal) {
+      const ratioOk = r.ratioToBaseline !== null && r.ratioToBaseline >= r.goal.minRatio;
+      const p99Ok = r.latencyMs.p99 < r.goal.maxP99Ms;
+      r.goalResult = { pass: ratioOk && p99Ok && r.non2xx === 0 && r.errors === 0, ratioOk, p99Ok };
+    }
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------- output
+
+const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+const pct = (n) => (n === null || n === undefined ? '-' : `${Math.round(n * 100)}%`);
+
+function printTable(kind, rows) {
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'x hello', 'x bare', 'non-2xx', 'peak RSS MB', 'server CPU', 'CPU us/req', 'x hello CPU', 'client CPU'];
+  if (COUNT_QUERIES) head.push('db xact/req');
+  const body = rows.map((r) => r.error
+    ? [r.name, 'ERROR', ...head.slice(2).map(() => '')]
+    : [r.name, fmt(r.rps), fmt(r.latencyMs.p50, 1), fmt(r.latencyMs.p99, 1), pct(r.ratioToBaseline), pct(r.ratioToBare),
+      String(r.non2xx + r.errors + r.timeouts), fmt(r.peakRssMb, 1), r.serverCpuPercent === null ? '-' : `${r.serverCpuPercent}%`,
+      fmt(r.serverCpuMicrosPerRequest), pct(r.cpuRatioToBaseline), `${r.clientCpuPercent}%`, ...(COUNT_QUERIES ? [fmt(r.dbTransactionsPerRequest, 3)] : [])]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  process.stdout.write(`\n${kind} PostgreSQL — ${CONNECTIONS} connections, ${DURATION} s per scenario (warm-up ${WARMUP} s)\n`);
+  process.stdout.write(line(head) + '\n' + widths.map((w) => '-'.repeat(w)).join('  ') + '\n');
+  for (const b of body) process.stdout.write(line(b) + '\n');
+  for (const r of rows) {
+    if (r.error) process.stdout.write(`ERROR   ${r.name}: ${r.error}\n`);
+    else if (r.non2xx || r.errors || r.timeouts) {
+      process.stdout.write(`WARNING ${r.name}: ${r.non2xx} non-2xx responses (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts: its figures do not measure the route\n`);
+    }
+  }
+  for (const r of rows) {
+    if (!r.goalResult) continue;
+    const g = r.goal;
+    process.stdout.write(`${r.goalResult.pass ? 'PASS' : 'FAIL'}    ${r.name}: ${pct(r.ratioToBaseline)} of hello-world req/s (goal >= ${pct(g.minRatio)}), p99 ${fmt(r.latencyMs.p99, 1)} ms (goal < ${g.maxP99Ms} ms)${r.non2xx || r.errors ? ', with failed requests' : ''}; by server CPU per request ${pct(r.cpuRatioToBaseline)} of hello world\n`);
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+async function runDatabase(kind) {
+  const servers = await startServers(kind);
+  const rows = [];
+  let ctx;
+  try {
+    ctx = await makeContext(kind, servers);
+    const chosen = scenarios.filter((s) => s.target === 'baseline' || s.target === 'bare' || !ONLY.length
+      || ONLY.some((o) => s.name.toLowerCase().includes(o)));
+    for (const scn of chosen) {
+      log(`${kind}: ${scn.name}`);
+      try {
+        rows.push(await measure(scn, ctx, servers));
+      } catch (err) {
+        log(`${kind}: ${scn.name} failed: ${err.stack ?? err}`);
+        rows.push({ name: scn.name, target: scn.target ?? 'platform', error: String(err.message ?? err) });
+      }
+    }
+    const startupHwm = memoryOf(servers.targets.platform.proc.pid);
+    return { kind, rows: finish(rows), platformRssAtEndMb: startupHwm ? Math.round(startupHwm.rssKb / 102.4) / 10 : null };
+  } finally {
+    await ctx?.close();
+    await servers.cleanup();
+  }
+}
+
+const startedAt = new Date();
+const machine = {
+  cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, totalMemMb: Math.round(os.totalmem() / 1048576),
+  loadAvgAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100), node: process.version, platform: `${os.platform()}-${os.arch()}`,
+};
+log(`${scenarios.length} scenarios x ${DATABASES.join(' + ')}; ${DURATION} s each at ${CONNECTIONS} connections; load average ${machine.loadAvgAtStart.join(' ')} on ${machine.cpus} CPUs`);
+const runs = [];
+let failed = false;
+for (const kind of DATABASES) {
+  try {
+    const run = await runDatabase(kind);
+    runs.push(run);
+    printTable(kind, run.rows);
+  } catch (err) {
+    failed = true;
+    log(`${kind}: could not run: ${err.stack ?? err}`);
+    runs.push({ kind, error: String(err.message ?? err), rows: [] });
+  }
+}
+mkdirSync(resultsDir, { recursive: true });
+const out = {
+  startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(),
+  settings: { durationSeconds: DURATION, connections: CONNECTIONS, warmupSeconds: WARMUP, only: ONLY, countQueries: COUNT_QUERIES, profile: PROFILE },
+  machine: { ...machine, loadAvgAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+  databases: runs,
+};
+writeFileSync(path.join(resultsDir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
+process.stdout.write(`\nResults: ${path.relative(process.cwd(), path.join(resultsDir, 'latest.json'))}; server logs in ${path.relative(process.cwd(), path.join(resultsDir, 'logs'))}/\n`);
+// Goals and warnings are reported, not enforced: the exit code says only whether the bench could run.
+if (failed) process.exitCode = 1;

@@ -1,0 +1,67 @@
+import { createHash, createHmac } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { BlobObject, BlobStore } from './port.js';
+
+export interface S3Options { endpoint: string; bucket: string; accessKeyId: string; secretAccessKey: string; region?: string }
+
+const sha256 = (d: string | Buffer) => createHash('sha256').update(d).digest('hex');
+const hmac = (k: string | Buffer, d: string) => createHmac('sha256', k).update(d).digest();
+const encodeKey = (key: string) => key.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
+
+/** AWS Signature Version 4 headers for one request (path-style addressing, signed payload hash). */
+export function signV4(o: { method: string; url: URL; headers: Record<string, string>; payloadHash: string; accessKeyId: string; secretAccessKey: string; region: string; now?: Date }): Record<string, string> {
+  const now = o.now ?? new Date();
+  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const headers: Record<string, string> = { ...o.headers, host: o.url.host, 'x-amz-date': amzDate, 'x-amz-content-sha256': o.payloadHash };
+  const names = Object.keys(headers).map((h) => h.toLowerCase()).sort();
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v).trim()]));
+  const canonicalHeaders = names.map((n) => `${n}:${lower[n]}\n`).join('');
+  const signedHeaders = names.join(';');
+  const query = [...o.url.searchParams.entries()].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).sort().join('&');
+  const canonical = [o.method, o.url.pathname, query, canonicalHeaders, signedHeaders, o.payloadHash].join('\n');
+  const scope = `${day}/${o.region}/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+  const kSigning = hmac(hmac(hmac(hmac(`AWS4${o.secretAccessKey}`, day), o.region), 's3'), 'aws4_request');
+  const signature = createHmac('sha256', kSigning).update(toSign).digest('hex');
+  return { ...headers, authorization: `AWS4-HMAC-SHA256 Credential=${o.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` };
+}
+
+/** An S3-compatible object store (AWS S3, MinIO, R2, ...) over plain HTTP with SigV4, path-style URLs. */
+export class S3BlobStore implements BlobStore {
+  readonly name = 's3';
+  constructor(private readonly o: S3Options) {}
+
+  private url(key: string): URL {
+    return new URL(`${this.o.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(this.o.bucket)}/${encodeKey(key)}`);
+  }
+
+  private async send(method: string, key: string, body?: Buffer, extra: Record<string, string> = {}): Promise<Response> {
+    const url = this.url(key);
+    const headers = signV4({ method, url, headers: extra, payloadHash: sha256(body ?? ''), accessKeyId: this.o.accessKeyId,
+      secretAccessKey: this.o.secretAccessKey, region: this.o.region ?? 'us-east-1' });
+    delete headers.host;
+    return fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined });
+  }
+
+  async put(key: string, data: Buffer, contentType: string): Promise<void> {
+    const res = await this.send('PUT', key, data, { 'content-type': contentType });
+    if (!res.ok) throw new Error(`S3 PUT ${key} failed: ${res.status}`);
+  }
+
+  async get(key: string): Promise<BlobObject | null> {
+    const res = await this.send('GET', key);
+    if (res.status === 404) return null;
+    if (!res.ok || !res.body) throw new Error(`S3 GET ${key} failed: ${res.status}`);
+    return {
+      body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
+      size: Number(res.headers.get('content-length') ?? 0),
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+    };
+  }
+
+  async delete(key: string): Promise<void> {
+    const res = await this.send('DELETE', key);
+    if (!res.ok && res.status !== 404) throw new Error(`S3 DELETE ${key} failed: ${res.status}`);
+  }
+}

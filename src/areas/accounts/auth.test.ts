@@ -1,0 +1,330 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair, SignJWT, decodeProtectedHeader } from 'jose';
+import { buildTestApp, newTenant, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestApp } from '../../../test/helpers.js';
+import { ISSUER } from '../../core/auth/jwt.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload: payload as object, headers });
+const me = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/me', headers });
+const auditActions = async (orgId: string) =>
+  (await t.platform.db.sys.query<{ action: string; target_id: string; credential_kind: string }>(`SELECT action, target_id, credential_kind FROM audit_log WHERE org_id = $1 ORDER BY id`, [orgId]));
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+describe('POST /v1/auth/register', () => {
+  it('creates the user, an organization they own and a token pair (201)', async () => {
+    const email = uniqueEmail('reg');
+    const res = await post('/v1/auth/register', { email, password: STRONG_PASSWORD, name: 'Reg User', organization_name: 'Acme Widgets' });
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body.success).toBe(true);
+    const d = body.data;
+    expect(d.user).toEqual({ id: expect.any(String), email, name: 'Reg User' });
+    expect(d.organization).toMatchObject({ name: 'Acme Widgets', role: 'owner', is_root: false, subscription_status: 'active', session_duration_days: 30 });
+    expect(d.organization.slug).toMatch(/^acme-widgets/);
+    expect(d.organization.features).toContain('documents');
+    expect(d.token_type).toBe('Bearer');
+    expect(d.expires_in).toBe(900);
+    expect(d.access_token.split('.')).toHaveLength(3);
+    expect(d.refresh_token).toMatch(/^rt_/);
+    expect(res.headers['x-ratelimit-limit']).toBeDefined();
+    const m = await me(bearer(d.access_token));
+    expect(m.statusCode).toBe(200);
+    expect(m.json().data).toMatchObject({ user: { id: d.user.id, email }, organization: { id: d.organization.id }, role: 'owner', credential: { kind: 'user', legacy: false } });
+    const rows = await auditActions(d.organization.id);
+    expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(['user.registered', 'organization.created']));
+    expect(rows.find((r) => r.action === 'user.registered')!.target_id).toBe(d.user.id);
+  });
+
+  it('refuses a taken e-mail, whatever its case, with 409 CONFLICT', async () => {
+    const a = await newTenant(t.app);
+    errorOf(await post('/v1/auth/register', { email: a.email.toUpperCase(), password: STRONG_PASSWORD, name: 'X', organization_name: 'X' }), 409, 'CONFLICT');
+  });
+
+  it('refuses weak passwords with 400 VALIDATION_ERROR', async () => {
+    for (const password of ['short-1A', 'aaaaaaaaaaaaaaaa', 'MyPassword-2024!', 'qwerty-Zebra-99', 'abab-abab-abab']) {
+      const err = errorOf(await post('/v1/auth/register', { email: uniqueEmail('weak'), password, name: 'W', organization_name: 'W' }), 400, 'VALIDATION_ERROR');
+      expect(err.details?.field).toBe('password');
+    }
+    const email = uniqueEmail('mallory');
+    errorOf(await post('/v1/auth/register', { email, password: `${email.split('@')[0]}-Zx9`, name: 'W', organization_name: 'W' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('accepts a strong password even when the e-mail local part is very short', async () => {
+    const email = `a${Date.now()}`.slice(0, 1) + `@x${Date.now()}.example.test`;
+    expect((await post('/v1/auth/register', { email, password: 'Zebra-Quartz-Lamp-71', name: 'A', organization_name: 'A' })).statusCode).toBe(201);
+  });
+
+  it('rejects bad input with 400 and writes nothing', async () => {
+    const email = uniqueEmail('bad');
+    const base = { email, password: STRONG_PASSWORD, name: 'B', organization_name: 'B' };
+    const cases: Array<[unknown, string | undefined]> = [
+      [{ ...base, email: 'not-an-email' }, 'email'],
+      [{ ...base, name: '   ' }, 'name'],
+      [{ ...base, organization_name: '' }, 'organization_name'],
+      [{ ...base, role: 'owner' }, 'role'],
+      [{ ...base, id: '0190a000-0000-7000-8000-000000000000' }, 'id'],
+      [{ ...base, name: 42 }, 'name'],
+      [{ email, password: STRONG_PASSWORD, name: 'B' }, 'organization_name'],
+      [{ ...base, password: 'x'.repeat(300) }, 'password'],
+    ];
+    for (const [payload, field] of cases) {
+      const err = errorOf(await post('/v1/auth/register', payload), 400, 'VALIDATION_ERROR');
+      expect(err.details?.field).toBe(field);
+    }
+    const res = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: '{"email":', headers: { 'content-type': 'application/json' } });
+    errorOf(res, 400, 'INVALID_JSON');
+    expect(await t.platform.db.sys.one(`SELECT 1 FROM users WHERE email = $1`, [email])).toBeUndefined();
+  });
+
+  it('is refused with 403 FEATURE_DISABLED when sign-up is off, before the body is validated', async () => {
+    const closed = await buildTestApp({ allowSignup: false });
+    try {
+      const ok = { email: uniqueEmail('closed'), password: STRONG_PASSWORD, name: 'C', organization_name: 'C' };
+      const err = errorOf(await closed.app.inject({ method: 'POST', url: '/v1/auth/register', payload: ok }), 403, 'FEATURE_DISABLED');
+      expect(err.details?.feature).toBe('signup');
+      errorOf(await closed.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { junk: true } }), 403, 'FEATURE_DISABLED');
+      expect(await closed.platform.db.sys.one(`SELECT 1 FROM users WHERE email = $1`, [ok.email])).toBeUndefined();
+    } finally { await closed.close(); }
+  });
+});
+
+describe('POST /v1/auth/login', () => {
+  it('signs in with e-mail (any case) and password', async () => {
+    const a = await newTenant(t.app);
+    const res = await post('/v1/auth/login', { email: a.email.toUpperCase(), password: a.password });
+    expect(res.statusCode).toBe(200);
+    const d = res.json().data;
+    expect(d).toMatchObject({ user: { id: a.userId, email: a.email }, organization: { id: a.orgId, role: 'owner' }, token_type: 'Bearer', expires_in: 900 });
+    expect((await me(bearer(d.access_token))).statusCode).toBe(200);
+    expect((await auditActions(a.orgId)).map((r) => r.action)).toContain('session.created');
+  });
+
+  it('gives 401 AUTH_INVALID_CREDENTIALS for a wrong password or an unknown e-mail, alike', async () => {
+    const a = await newTenant(t.app);
+    const wrong = errorOf(await post('/v1/auth/login', { email: a.email, password: 'Wrong-Password-123' }), 401, 'AUTH_INVALID_CREDENTIALS');
+    const unknown = errorOf(await post('/v1/auth/login', { email: uniqueEmail('nobody'), password: STRONG_PASSWORD }), 401, 'AUTH_INVALID_CREDENTIALS');
+    expect(wrong.message).toBe(unknown.message);
+  });
+
+  it('refuses an invited account that has no password yet', async () => {
+    const a = await newTenant(t.app);
+    const email = uniqueEmail('invited');
+    expect((await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth)).statusCode).toBe(201);
+    errorOf(await post('/v1/auth/login', { email, password: STRONG_PASSWORD }), 401, 'AUTH_INVALID_CREDENTIALS');
+  });
+
+  it('binds the session to organization_id when given; 404 for an organization the user is not in', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const second = await post('/v1/organizations', { name: 'Second Org' }, a.auth);
+    const secondId = second.json().data.id;
+    const res = await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: secondId });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.organization.id).toBe(secondId);
+    expect((await me(bearer(res.json().data.access_token))).json().data.organization.id).toBe(secondId);
+    errorOf(await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: b.orgId }), 404, 'NOT_FOUND');
+    errorOf(await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: 'nope' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('validates the body', async () => {
+    errorOf(await post('/v1/auth/login', { email: 'a@b.c' }), 400, 'VALIDATION_ERROR');
+    errorOf(await post('/v1/auth/login', { email: 'a@b.c', password: 'x', remember: true }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('rate limits on auth routes', () => {
+  it('limits password attempts per e-mail: past 10 a minute even the right password gets 429', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    for (let i = 0; i < 10; i++) errorOf(await post('/v1/auth/login', { email: a.email, password: `Wrong-Guess-${i}-xyz` }), 401, 'AUTH_INVALID_CREDENTIALS');
+    const res = await post('/v1/auth/login', { email: a.email.toUpperCase(), password: a.password });
+    const err = errorOf(res, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(err.details?.retryAfterSeconds).toEqual(Number(res.headers['retry-after']));
+    // another account from the same address is not affected
+    expect((await post('/v1/auth/login', { email: b.email, password: b.password })).statusCode).toBe(200);
+  });
+
+  it('auth routes have their own stricter per-address budget with rate-limit headers', async () => {
+    const strict = await buildTestApp({ rateLimit: { max: 3000, authMax: 2, windowMs: 60_000 } });
+    try {
+      const reg = () => strict.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email: uniqueEmail('rl'), password: STRONG_PASSWORD, name: 'R', organization_name: 'R' } });
+      const first = await reg();
+      expect(first.statusCode).toBe(201);
+      expect(first.headers['x-ratelimit-limit']).toBe('2');
+      expect(first.headers['x-ratelimit-remaining']).toBe('1');
+      expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+      expect((await reg()).statusCode).toBe(201);
+      const third = await reg();
+      errorOf(third, 429, 'RATE_LIMIT_EXCEEDED');
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      // signed-in routes keep the general budget
+      const tokens = first.json().data;
+      const m = await strict.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(tokens.access_token) });
+      expect(m.headers['x-ratelimit-limit']).toBe('3000');
+    } finally { await strict.close(); }
+  });
+});
+
+describe('POST /v1/auth/refresh', () => {
+  it('rotates the refresh token and returns a working pair', async () => {
+    const a = await newTenant(t.app);
+    const res = await post('/v1/auth/refresh', { refresh_token: a.refreshToken });
+    expect(res.statusCode).toBe(200);
+    const d = res.json().data;
+    expect(d.refresh_token).not.toBe(a.refreshToken);
+    expect(d).toMatchObject({ user: { id: a.userId }, organization: { id: a.orgId }, token_type: 'Bearer', expires_in: 900 });
+    expect((await me(bearer(d.access_token))).statusCode).toBe(200);
+    // the next rotation works with the new token
+    expect((await post('/v1/auth/refresh', { refresh_token: d.refresh_token })).statusCode).toBe(200);
+  });
+
+  it('on reuse of a spent token revokes the whole family: newest refresh and access tokens stop working', async () => {
+    const a = await newTenant(t.app);
+    const first = (await post('/v1/auth/refresh', { refresh_token: a.refreshToken })).json().data;
+    const second = (await post('/v1/auth/refresh', { refresh_token: first.refresh_token })).json().data;
+    expect((await me(bearer(second.access_token))).statusCode).toBe(200); // warm the credential cache
+    errorOf(await post('/v1/auth/refresh', { refresh_token: a.refreshToken }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/refresh', { refresh_token: second.refresh_token }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me(bearer(second.access_token)), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me(bearer(first.access_token)), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me(a.auth), 401, 'AUTH_TOKEN_INVALID');
+    // other sessions of the same user are not affected
+    const fresh = (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data;
+    expect((await me(bearer(fresh.access_token))).statusCode).toBe(200);
+  });
+
+  it('refuses unknown tokens with 401 AUTH_TOKEN_INVALID', async () => {
+    errorOf(await post('/v1/auth/refresh', { refresh_token: 'rt_not-a-real-token' }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/refresh', { refresh_token: '' }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('POST /v1/auth/logout', () => {
+  it('ends the session at once (204): access and refresh tokens stop working', async () => {
+    const a = await newTenant(t.app);
+    expect((await me(a.auth)).statusCode).toBe(200); // cached
+    const res = await post('/v1/auth/logout', {}, a.auth);
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    errorOf(await me(a.auth), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/refresh', { refresh_token: a.refreshToken }), 401, 'AUTH_TOKEN_INVALID');
+    expect((await auditActions(a.orgId)).map((r) => r.action)).toContain('session.revoked');
+  });
+
+  it('works without a body and refuses API keys (403 FORBIDDEN) and anonymous callers (401)', async () => {
+    const a = await newTenant(t.app);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: a.auth })).statusCode).toBe(204);
+    const b = await newTenant(t.app);
+    const key = await b.apiKey();
+    errorOf(await post('/v1/auth/logout', {}, bearer(key)), 403, 'FORBIDDEN');
+    errorOf(await post('/v1/auth/logout', {}), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('POST /v1/auth/switch-organization', () => {
+  it('returns tokens bound to another organization of the caller', async () => {
+    const a = await newTenant(t.app);
+    const other = (await post('/v1/organizations', { name: 'Other One' }, a.auth)).json().data;
+    const res = await post('/v1/auth/switch-organization', { organization_id: other.id }, a.auth);
+    expect(res.statusCode).toBe(200);
+    const d = res.json().data;
+    expect(d).toMatchObject({ organization: { id: other.id, role: 'owner' }, token_type: 'Bearer' });
+    const m = (await me(bearer(d.access_token))).json().data;
+    expect(m.organization.id).toBe(other.id);
+    // the old token still names the first organization
+    expect((await me(a.auth)).json().data.organization.id).toBe(a.orgId);
+  });
+
+  it('gives 404 for an organization the caller is not a member of', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    errorOf(await post('/v1/auth/switch-organization', { organization_id: b.orgId }, a.auth), 404, 'NOT_FOUND');
+    errorOf(await post('/v1/auth/switch-organization', { organization_id: '0190a000-0000-7000-8000-000000000000' }, a.auth), 404, 'NOT_FOUND');
+    errorOf(await post('/v1/auth/switch-organization', { organization_id: 'abc' }, a.auth), 400, 'VALIDATION_ERROR');
+    errorOf(await post('/v1/auth/switch-organization', { organization_id: b.orgId }, bearer(await a.apiKey())), 403, 'FORBIDDEN');
+  });
+});
+
+describe('access tokens', () => {
+  it('refuses a JWT signed with another key (same or unknown kid) with 401 AUTH_TOKEN_INVALID', async () => {
+    const a = await newTenant(t.app);
+    const { kid } = decodeProtectedHeader(a.token);
+    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    for (const k of [kid!, 'other-kid']) {
+      const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: k, typ: 'JWT' }).sign(privateKey);
+      errorOf(await me(bearer(forged)), 401, 'AUTH_TOKEN_INVALID');
+    }
+  });
+
+  it('refuses alg:none and tampered tokens with 401 AUTH_TOKEN_INVALID', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const [h, p, s] = a.token.split('.');
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`;
+    errorOf(await me(bearer(none)), 401, 'AUTH_TOKEN_INVALID');
+    const noneKid = `${b64({ alg: 'none', typ: 'JWT', kid: JSON.parse(Buffer.from(h, 'base64url').toString()).kid })}.${p}.`;
+    errorOf(await me(bearer(noneKid)), 401, 'AUTH_TOKEN_INVALID');
+    // payload changed to another organization, signature kept
+    const tampered = `${h}.${b64({ ...claims, org: b.orgId })}.${s}`;
+    errorOf(await me(bearer(tampered)), 401, 'AUTH_TOKEN_INVALID');
+    // signature changed
+    const flipped = `${h}.${p}.${s.slice(0, -2)}${s.endsWith('AA') ? 'BB' : 'AA'}`;
+    errorOf(await me(bearer(flipped)), 401, 'AUTH_TOKEN_INVALID');
+    // HS256 with the public key as secret (algorithm confusion)
+    const hs = `${b64({ alg: 'HS256', typ: 'JWT', kid: JSON.parse(Buffer.from(h, 'base64url').toString()).kid })}.${p}.${s}`;
+    errorOf(await me(bearer(hs)), 401, 'AUTH_TOKEN_INVALID');
+  });
+
+  it('refuses an expired JWT with 401 AUTH_TOKEN_EXPIRED', async () => {
+    const a = await newTenant(t.app);
+    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
+    const expired = await t.platform.signer.sign({ org: claims.org, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, -60);
+    errorOf(await me(bearer(expired)), 401, 'AUTH_TOKEN_EXPIRED');
+    // a fresh token of the same session still works
+    const fresh = await t.platform.signer.sign({ org: claims.org, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, 60);
+    expect((await me(bearer(fresh))).statusCode).toBe(200);
+  });
+
+  it('refuses tokens of another purpose, of the wrong issuer or naming another organization', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
+    const mfa = await t.platform.signer.sign({ typ: 'mfa', org: a.orgId }, a.userId, 60);
+    errorOf(await me(bearer(mfa)), 401, 'AUTH_TOKEN_INVALID');
+    const crossOrg = await t.platform.signer.sign({ org: b.orgId, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, 60);
+    errorOf(await me(bearer(crossOrg)), 401, 'AUTH_TOKEN_INVALID');
+    const oldVersion = await t.platform.signer.sign({ org: a.orgId, sid: claims.sid, ver: claims.ver + 1, typ: 'access' }, a.userId, 60);
+    errorOf(await me(bearer(oldVersion)), 401, 'AUTH_TOKEN_INVALID');
+    expect(ISSUER).toBe('platform-api');
+  });
+
+  it('maps missing and malformed headers to 401 codes', async () => {
+    errorOf(await me({}), 401, 'AUTH_REQUIRED');
+    errorOf(await me({ authorization: 'Basic dXNlcjpwdw==' }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me({ authorization: 'Bearer' }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me(bearer('not-a-token')), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me(bearer('a.b.c')), 401, 'AUTH_TOKEN_INVALID');
+  });
+});
+
+describe('GET /v1/me', () => {
+  it('describes the user, organization, role, permissions and credential', async () => {
+    const a = await newTenant(t.app);
+    const res = await me(a.auth);
+    expect(res.statusCode).toBe(200);
+    const d = res.json().data;
+    expect(d.user).toEqual({ id: a.userId, email: a.email, name: 'Test User' });
+    expect(d.organization).toMatchObject({ id: a.orgId, is_root: false, plan_tier: expect.any(String), subscription_status: 'active' });
+    expect(d.role).toBe('owner');
+    expect(d.permissions).toEqual(expect.arrayContaining(['org.delete', 'org.manage_members', 'project.create']));
+    expect([...d.permissions].sort()).toEqual(d.permissions);
+    expect(d.credential).toMatchObject({ kind: 'user', session_id: expect.any(String), mfa_at: null, legacy: false });
+    expect(res.headers.deprecation).toBeUndefined();
+  });
+});

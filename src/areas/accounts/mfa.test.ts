@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { totpAt } from '../../core/auth/totp.js';
+import { checkNeeds, STEP_UP_WINDOW_MS } from '../../core/http/guard.js';
+import { ROLE_PERMISSIONS, type Role } from '../../core/auth/permissions.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { AppError } from '../../core/errors.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload: payload as object, headers });
+const me = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/me', headers });
+/** A code of the current step that is not `avoid` (a code of another step is accepted too, within one step of drift). */
+const codeNow = (secret: string) => totpAt(secret, Date.now());
+const wrongCode = (secret: string) => {
+  const valid = new Set([-1, 0, 1].map((d) => totpAt(secret, Date.now() + d * 30_000)));
+  for (let i = 0; ; i++) { const c = String(i).padStart(6, '0'); if (!valid.has(c)) return c; }
+};
+
+async function enrolled(a: Tenant): Promise<string> {
+  const res = await post('/v1/auth/mfa/totp/enroll', {}, a.auth);
+  expect(res.statusCode).toBe(200);
+  const { secret } = res.json().data;
+  expect((await post('/v1/auth/mfa/totp/activate', { code: codeNow(secret) }, a.auth)).statusCode).toBe(200);
+  return secret;
+}
+
+describe('TOTP enrollment', () => {
+  it('enroll returns an RFC 6238 secret and otpauth URL; activate needs a correct code', async () => {
+    const a = await newTenant(t.app);
+    const res = await post('/v1/auth/mfa/totp/enroll', {}, a.auth);
+    expect(res.statusCode).toBe(200);
+    const { secret, otpauth_url } = res.json().data;
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    const url = new URL(otpauth_url);
+    expect(url.protocol).toBe('otpauth:');
+    expect(url.searchParams.get('secret')).toBe(secret);
+    expect(url.searchParams.get('algorithm')).toBe('SHA1');
+    expect(url.searchParams.get('digits')).toBe('6');
+    expect(url.searchParams.get('period')).toBe('30');
+    expect(decodeURIComponent(otpauth_url)).toContain(a.email);
+
+    errorOf(await post('/v1/auth/mfa/totp/activate', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await post('/v1/auth/mfa/totp/activate', { code: '12345' }, a.auth), 400, 'VALIDATION_ERROR');
+    errorOf(await post('/v1/auth/mfa/totp/activate', { code: 123456 }, a.auth), 400, 'VALIDATION_ERROR');
+    const act = await post('/v1/auth/mfa/totp/activate', { code: codeNow(secret) }, a.auth);
+    expect(act.statusCode).toBe(200);
+    expect(act.json().data).toEqual({ mfa_enabled: true, mfa_at: expect.any(String) });
+    // the activating session counts as stepped up
+    expect((await me(a.auth)).json().data.credential.mfa_at).toBe(act.json().data.mfa_at);
+    errorOf(await post('/v1/auth/mfa/totp/enroll', {}, a.auth), 409, 'CONFLICT');
+    errorOf(await post('/v1/auth/mfa/totp/activate', { code: codeNow(secret) }, a.auth), 409, 'CONFLICT');
+    const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1`, [a.orgId]);
+    expect(audit.map((r) => r.action)).toContain('user.mfa_enabled');
+  });
+
+  it('stores the secret encrypted', async () => {
+    const a = await newTenant(t.app);
+    const { secret } = (await post('/v1/auth/mfa/totp/enroll', {}, a.auth)).json().data;
+    const row = await t.platform.db.sys.one<{ mfa_totp_secret_sealed: string }>(`SELECT mfa_totp_secret_sealed FROM users WHERE id = $1`, [a.userId]);
+    expect(row!.mfa_totp_secret_sealed).not.toContain(secret);
+    expect(t.platform.box.open(row!.mfa_totp_secret_sealed)).toBe(secret);
+  });
+
+  it('activate before enroll is 409 CONFLICT; API keys cannot enroll (403)', async () => {
+    const a = await newTenant(t.app);
+    errorOf(await post('/v1/auth/mfa/totp/activate', { code: '000000' }, a.auth), 409, 'CONFLICT');
+    errorOf(await post('/v1/auth/mfa/totp/enroll', {}, bearer(await a.apiKey())), 403, 'FORBIDDEN');
+    errorOf(await post('/v1/auth/mfa/totp/enroll', {}), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('sign-in with MFA', () => {
+  it('login answers mfa_required with an mfa_token; mfa/verify with a code gives tokens with mfa_at set', async () => {
+    const a = await newTenant(t.app);
+    const secret = await enrolled(a);
+    const login = await post('/v1/auth/login', { email: a.email, password: a.password });
+    expect(login.statusCode).toBe(200);
+    const d = login.json().data;
+    expect(d).toEqual({ mfa_required: true, mfa_token: expect.any(String) });
+    // the challenge token is no access token
+    errorOf(await me(bearer(d.mfa_token)), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: d.mfa_token, code: wrongCode(secret) }), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: 'garbage', code: codeNow(secret) }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: a.token, code: codeNow(secret) }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: d.mfa_token, code: 'abcdef' }), 400, 'VALIDATION_ERROR');
+    const verify = await post('/v1/auth/mfa/verify', { mfa_token: d.mfa_token, code: codeNow(secret) });
+    expect(verify.statusCode).toBe(200);
+    const tokens = verify.json().data;
+    expect(tokens).toMatchObject({ user: { id: a.userId }, organization: { id: a.orgId }, token_type: 'Bearer' });
+    const m = (await me(bearer(tokens.access_token))).json().data;
+    expect(m.credential.mfa_at).toEqual(expect.any(String));
+    expect(Date.now() - Date.parse(m.credential.mfa_at)).toBeLessThan(60_000);
+  });
+
+  it('an expired MFA challenge is 401 AUTH_TOKEN_EXPIRED', async () => {
+    const a = await newTenant(t.app);
+    const secret = await enrolled(a);
+    const expired = await t.platform.signer.sign({ typ: 'mfa', org: a.orgId }, a.userId, -10);
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: expired, code: codeNow(secret) }), 401, 'AUTH_TOKEN_EXPIRED');
+  });
+
+  it('a wrong password still fails before any MFA challenge', async () => {
+    const a = await newTenant(t.app);
+    await enrolled(a);
+    errorOf(await post('/v1/auth/login', { email: a.email, password: 'Not-The-Password-1' }), 401, 'AUTH_INVALID_CREDENTIALS');
+  });
+});
+
+describe('POST /v1/auth/mfa/step-up', () => {
+  it('sets the session mfa_at (200 {mfa_at}) and the change is visible at once', async () => {
+    const a = await newTenant(t.app);
+    const secret = await enrolled(a);
+    const sid = (await me(a.auth)).json().data.credential.session_id;
+    await t.platform.db.sys.exec(`UPDATE sessions SET mfa_at = now() - interval '10 minutes' WHERE id = $1`, [sid]);
+    t.platform.credentials.invalidate();
+    const before = (await me(a.auth)).json().data.credential.mfa_at;
+    expect(Date.now() - Date.parse(before)).toBeGreaterThan(STEP_UP_WINDOW_MS);
+    errorOf(await post('/v1/auth/mfa/step-up', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
+    const res = await post('/v1/auth/mfa/step-up', { code: codeNow(secret) }, a.auth);
+    expect(res.statusCode).toBe(200);
+    const { mfa_at } = res.json().data;
+    expect(Date.now() - Date.parse(mfa_at)).toBeLessThan(60_000);
+    const row = await t.platform.db.sys.one<{ mfa_at: string }>(`SELECT mfa_at FROM sessions WHERE id = $1`, [sid]);
+    expect(row!.mfa_at).toBe(mfa_at);
+    expect((await me(a.auth)).json().data.credential.mfa_at).toBe(mfa_at);
+  });
+
+  it('limits code guesses per user: past 5 a minute even the right code gets 429', async () => {
+    const a = await newTenant(t.app);
+    const secret = await enrolled(a); // one attempt
+    for (let i = 0; i < 4; i++) errorOf(await post('/v1/auth/mfa/step-up', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
+    const res = await post('/v1/auth/mfa/step-up', { code: codeNow(secret) }, a.auth);
+    errorOf(res, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    // the budget is the user's, shared by sign-in verification
+    const login = (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data;
+    errorOf(await post('/v1/auth/mfa/verify', { mfa_token: login.mfa_token, code: codeNow(secret) }), 429, 'RATE_LIMIT_EXCEEDED');
+  });
+
+  it('without MFA enrolled is 409 CONFLICT; API keys get 403 FORBIDDEN', async () => {
+    const a = await newTenant(t.app);
+    errorOf(await post('/v1/auth/mfa/step-up', { code: '123456' }, a.auth), 409, 'CONFLICT');
+    errorOf(await post('/v1/auth/mfa/step-up', { code: '123456' }, bearer(await a.apiKey())), 403, 'FORBIDDEN');
+  });
+});
+
+/** A principal for the route guard's unit tests. */
+function principal(over: Partial<Principal> & { role?: Role } = {}, org: Partial<Principal['org']> = {}): Principal {
+  const role = over.role ?? 'owner';
+  return {
+    kind: 'user', userId: 'u', email: 'u@example.test', name: 'U', orgId: 'o', role,
+    permissions: ROLE_PERMISSIONS[role], scopes: null, legacyKey: false, sessionId: 's', mfaAt: null,
+    ...over,
+    org: { id: 'o', name: 'O', slug: 'o', planTier: 'pro', subscriptionStatus: 'active', features: ['documents', 'mcp'], isRoot: false, sessionDurationDays: 30, ...org },
+  };
+}
+function codeOf(fn: () => void): string | null {
+  try { fn(); return null; } catch (e) { if (e instanceof AppError) return e.code; throw e; }
+}
+
+describe('route guard: step-up (checkNeeds)', () => {
+  it('needs an MFA step-up within 5 minutes on a user session', () => {
+    const needs = { stepUp: true };
+    expect(codeOf(() => checkNeeds(needs, principal({ mfaAt: null })))).toBe('MFA_STEPUP_REQUIRED');
+    expect(codeOf(() => checkNeeds(needs, principal({ mfaAt: new Date(Date.now() - STEP_UP_WINDOW_MS - 1000).toISOString() })))).toBe('MFA_STEPUP_REQUIRED');
+    expect(codeOf(() => checkNeeds(needs, principal({ mfaAt: new Date(Date.now() - 60_000).toISOString() })))).toBeNull();
+    expect(codeOf(() => checkNeeds(needs, principal({ mfaAt: new Date().toISOString() })))).toBeNull();
+    // API keys never count as stepped up
+    expect(codeOf(() => checkNeeds(needs, principal({ kind: 'api_key', scopes: ['settings:write'], mfaAt: new Date().toISOString() })))).toBe('MFA_STEPUP_REQUIRED');
+    expect(STEP_UP_WINDOW_MS).toBe(5 * 60 * 1000);
+  });
+
+  it('checks permissions before step-up', () => {
+    expect(codeOf(() => checkNeeds({ stepUp: true, permission: 'org.delete' }, principal({ role: 'member' })))).toBe('PERMISSION_DENIED');
+  });
+});

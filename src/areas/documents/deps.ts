@@ -1,0 +1,39 @@
+import { createHmac } from 'node:crypto';
+import type { Platform } from '../../core/context.js';
+import { moderationFromEnv, type ModerationPort } from '../../adapters/moderation/index.js';
+import { blobStoreFromEnv, type BlobStore } from '../../adapters/blob/index.js';
+import { MemoryTicketStore, PgTicketStore, type TicketStore } from './tickets.js';
+
+/** Outside services and secrets of the documents area, one set per running platform. */
+export interface DocumentsDeps {
+  moderation: ModerationPort;
+  blobs: BlobStore;
+  /** HMAC key of signed file URLs. */
+  urlSecret: Buffer;
+  tickets: TicketStore;
+}
+
+const byPlatform = new WeakMap<Platform, DocumentsDeps>();
+
+/**
+ * Made from the environment on first use (MODERATION_*, S3_*, DATA_DIR). The URL-signing secret is
+ * derived from the platform's encryption key, so every node of a deployment shares it without new set-up.
+ */
+export function documentsDeps(platform: Platform): DocumentsDeps {
+  let d = byPlatform.get(platform);
+  if (!d) {
+    d = {
+      moderation: moderationFromEnv(process.env),
+      blobs: blobStoreFromEnv(platform.config.dataDir, process.env),
+      urlSecret: createHmac('sha256', platform.box.derive('documents.signed-url')).update('v1').digest(),
+      tickets: process.env.COLLAB_TICKET_STORE === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
+    };
+    byPlatform.set(platform, d);
+  }
+  return d;
+}
+
+/** Tests and embedders replace single dependencies (a local moderation server, another blob store). */
+export function setDocumentsDeps(platform: Platform, patch: Partial<DocumentsDeps>): void {
+  byPlatform.set(platform, { ...documentsDeps(platform), ...patch });
+}

@@ -1,0 +1,134 @@
+import type { Sql } from '../../core/db/database.js';
+
+export interface DocumentRow {
+  org_id: string; id: string; kind: string; project_id: string | null; parent_id: string | null;
+  title: string; content: string; content_type: string; tags: string[]; metadata: Record<string, unknown>;
+  is_indexed: boolean; indexed_at: string | null; file_key: string | null; file_size: number | null;
+  file_content_type: string | null; file_deleted_at: string | null;
+  created_by: string | null; created_at: string; updated_at: string; deleted_at: string | null;
+  excerpt?: string; rank?: number; total?: number;
+}
+
+const COLS = `org_id, id, kind, project_id, parent_id, title, content, content_type, tags, metadata, is_indexed, indexed_at,
+  file_key, file_size, file_content_type, file_deleted_at, created_by, created_at, updated_at, deleted_at`;
+const LIST_COLS = `org_id, id, kind, project_id, parent_id, title, ''::text AS content, left(content, 200) AS excerpt, content_type, tags, metadata,
+  is_indexed, indexed_at, file_key, file_size, file_content_type, file_deleted_at, created_by, created_at, updated_at, deleted_at`;
+
+export interface NewDocument {
+  id: string; kind: string; projectId: string | null; parentId: string | null; title: string; content: string;
+  contentType: string; tags: string[]; metadata: Record<string, unknown>; language: string; createdBy: string | null;
+}
+
+export async function insertDocument(sql: Sql, orgId: string, d: NewDocument): Promise<DocumentRow> {
+  return (await sql.one<DocumentRow>(`INSERT INTO documents (org_id, id, kind, project_id, parent_id, title, content, content_type, tags, metadata, language, created_by)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::regconfig, $12) RETURNING ${COLS}`,
+  [orgId, d.id, d.kind, d.projectId, d.parentId, d.title, d.content, d.contentType, d.tags, d.metadata, d.language, d.createdBy]))!;
+}
+
+export async function getDocument(sql: Sql, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<DocumentRow | undefined> {
+  return sql.one<DocumentRow>(`SELECT ${COLS} FROM documents WHERE org_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]);
+}
+
+export interface DocumentPatch {
+  title?: string; content?: string; contentType?: string; projectId?: string | null; parentId?: string | null;
+  tags?: string[]; metadata?: Record<string, unknown>; language?: string; reindex: boolean;
+}
+
+/** Applies the given fields; a title or content change clears is_indexed until the index job runs again. */
+export async function updateDocument(sql: Sql, orgId: string, id: string, p: DocumentPatch): Promise<DocumentRow | undefined> {
+  const has = (k: keyof DocumentPatch) => p[k] !== undefined;
+  return sql.one<DocumentRow>(`UPDATE documents SET
+      title = CASE WHEN $3 THEN $4 ELSE title END,
+      content = CASE WHEN $5 THEN $6 ELSE content END,
+      content_type = CASE WHEN $7 THEN $8 ELSE content_type END,
+      project_id = CASE WHEN $9 THEN $10::uuid ELSE project_id END,
+      parent_id = CASE WHEN $11 THEN $12::uuid ELSE parent_id END,
+      tags = CASE WHEN $13 THEN $14::text[] ELSE tags END,
+      metadata = CASE WHEN $15 THEN $16::jsonb ELSE metadata END,
+      language = CASE WHEN $17 THEN $18::regconfig ELSE language END,
+      is_indexed = CASE WHEN $19 THEN false ELSE is_indexed END,
+      content_version = content_version + CASE WHEN $19 THEN 1 ELSE 0 END,
+      updated_at = now()
+    WHERE org_id = $1 AND id = $2 RETURNING ${COLS}`,
+  [orgId, id, has('title'), p.title ?? null, has('content'), p.content ?? null, has('contentType'), p.contentType ?? null,
+    p.projectId !== undefined, p.projectId ?? null, p.parentId !== undefined, p.parentId ?? null, has('tags'), p.tags ?? null,
+    has('metadata'), p.metadata ?? null, has('language'), p.language ?? null, p.reindex]);
+}
+
+export async function deleteDocument(sql: Sql, orgId: string, id: string): Promise<{ file_key: string | null } | undefined> {
+  return sql.one(`DELETE FROM documents WHERE org_id = $1 AND id = $2 RETURNING file_key`, [orgId, id]);
+}
+
+export async function projectExists(sql: Sql, orgId: string, projectId: string): Promise<boolean> {
+  return !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`, [orgId, projectId]));
+}
+
+/** Whether `candidate` is `id` itself or one of its descendants (moving a folder under itself would make a cycle). */
+export async function isSelfOrDescendant(sql: Sql, orgId: string, id: string, candidate: string): Promise<boolean> {
+  const r = await sql.one(`WITH RECURSIVE up AS (
+      SELECT id, parent_id, 1 AS depth FROM documents WHERE org_id = $1 AND id = $3
+      UNION ALL SELECT d.id, d.parent_id, up.depth + 1 FROM documents d JOIN up ON d.org_id = $1 AND d.id = up.parent_id WHERE up.depth < 1000)
+    SELECT 1 FROM up WHERE id = $2 LIMIT 1`, [orgId, id, candidate]);
+  return !!r;
+}
+
+export interface ListFilter {
+  projectId?: string; parentId?: string; kind?: string;
+  /** to_tsquery text (terms joined by &, the last one a prefix) and the query languages. */
+  tsquery?: string; queryConfig?: string;
+  sortBy: 'relevance' | 'created_at' | 'updated_at' | 'title'; sortOrder: 'asc' | 'desc'; limit: number; offset: number;
+}
+
+const ORDER: Record<string, Record<string, string>> = {
+  relevance: { desc: 'rank DESC, updated_at DESC, id DESC', asc: 'rank ASC, updated_at ASC, id ASC' },
+  created_at: { desc: 'created_at DESC, id DESC', asc: 'created_at ASC, id ASC' },
+  updated_at: { desc: 'updated_at DESC, id DESC', asc: 'updated_at ASC, id ASC' },
+  title: { desc: 'lower(title) DESC, id DESC', asc: 'lower(title) ASC, id ASC' },
+};
+
+/**
+ * One statement: filters, optional ranked full-text match (the query parsed in the caller's language and
+ * in `simple`, OR-ed, so stemmed and exact words both match), the total by window function, one page.
+ */
+export async function listDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<DocumentRow[]> {
+  const search = f.tsquery !== undefined;
+  const q = `(to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4))`;
+  const text = `SELECT ${LIST_COLS}, ${search ? `ts_rank(search, ${q})` : '0'}::float8 AS rank, count(*) OVER () AS total
+    FROM documents
+    WHERE org_id = $1
+      AND ($2::uuid IS NULL OR project_id = $2)
+      AND ($3::uuid IS NULL OR parent_id = $3)
+      AND ($6::text IS NULL OR kind = $6)
+      ${search ? `AND search @@ ${q}` : 'AND $4::text IS NULL AND $5::text IS NULL'}
+    ORDER BY ${ORDER[f.sortBy][f.sortOrder]}
+    LIMIT $7 OFFSET $8`;
+  return sql.query<DocumentRow>(text, [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null, f.limit, f.offset]);
+}
+
+export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<number> {
+  const search = f.tsquery !== undefined;
+  const r = await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents WHERE org_id = $1
+      AND ($2::uuid IS NULL OR project_id = $2) AND ($3::uuid IS NULL OR parent_id = $3) AND ($6::text IS NULL OR kind = $6)
+      ${search ? `AND search @@ (to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4))` : 'AND $4::text IS NULL AND $5::text IS NULL'}`,
+  [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null]);
+  return r?.n ?? 0;
+}
+
+/** The `documents.index` job's work: builds the weighted vector from the current title and content. */
+export async function indexDocument(sql: Sql, orgId: string, id: string): Promise<number> {
+  return sql.exec(`UPDATE documents SET
+      search = setweight(to_tsvector(language, title), 'A') || setweight(to_tsvector(language, content), 'B'),
+      is_indexed = true, indexed_at = now()
+    WHERE org_id = $1 AND id = $2`, [orgId, id]);
+}
+
+export async function setFile(sql: Sql, orgId: string, id: string, f: { key: string; size: number; contentType: string }): Promise<DocumentRow | undefined> {
+  return sql.one<DocumentRow>(`UPDATE documents SET file_key = $3, file_size = $4, file_content_type = $5, file_deleted_at = NULL, updated_at = now()
+    WHERE org_id = $1 AND id = $2 RETURNING ${COLS}`, [orgId, id, f.key, f.size, f.contentType]);
+}
+
+export async function markFileDeleted(sql: Sql, orgId: string, id: string): Promise<{ file_key: string | null } | undefined> {
+  return sql.one(`UPDATE documents d SET file_deleted_at = now(), file_key = NULL, file_size = NULL, updated_at = now()
+    FROM (SELECT file_key FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE) old
+    WHERE d.org_id = $1 AND d.id = $2 RETURNING old.file_key`, [orgId, id]);
+}

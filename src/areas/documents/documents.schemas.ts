@@ -1,0 +1,91 @@
+import { Type, type Static } from 'typebox';
+import { OffsetQuery } from '../../core/pagination.js';
+
+const strict = { additionalProperties: false } as const;
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time' });
+const NullableTs = Type.Union([Timestamp, Type.Null()]);
+const NullableUuid = Type.Union([Uuid, Type.Null()]);
+
+/** Spec 8: document save content 10 MB. */
+export const MAX_CONTENT_CHARS = 10 * 1024 * 1024;
+export const CONTENT_TYPES = ['markdown', 'plain', 'rich_text'] as const;
+export const DOCUMENT_KINDS = ['document', 'sheet', 'deck'] as const;
+
+const Title = Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' });
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, uniqueItems: true });
+const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object; `language` (e.g. "en", "de") picks the search language' });
+
+export const IdParams = Type.Object({ id: Uuid });
+
+export const CreateDocumentBody = Type.Object({
+  title: Title,
+  content: Type.Optional(Type.String({ maxLength: MAX_CONTENT_CHARS })),
+  content_type: Type.Optional(Type.Union(CONTENT_TYPES.map((c) => Type.Literal(c)), { default: 'markdown' })),
+  project_id: Type.Optional(NullableUuid),
+  parent_id: Type.Optional(NullableUuid),
+  tags: Type.Optional(Tags),
+  metadata: Type.Optional(Metadata),
+}, strict);
+export type CreateDocumentInput = Omit<Static<typeof CreateDocumentBody>, 'metadata'> & { metadata?: Record<string, unknown> };
+
+export const UpdateDocumentBody = Type.Object({
+  title: Type.Optional(Title),
+  content: Type.Optional(Type.String({ maxLength: MAX_CONTENT_CHARS })),
+  content_type: Type.Optional(Type.Union(CONTENT_TYPES.map((c) => Type.Literal(c)))),
+  project_id: Type.Optional(NullableUuid),
+  parent_id: Type.Optional(NullableUuid),
+  tags: Type.Optional(Tags),
+  metadata: Type.Optional(Metadata),
+}, strict);
+export type UpdateDocumentInput = Omit<Static<typeof UpdateDocumentBody>, 'metadata'> & { metadata?: Record<string, unknown> };
+
+export const SORT_FIELDS = ['relevance', 'created_at', 'updated_at', 'title'] as const;
+export const ListDocumentsQuery = Type.Object({
+  project_id: Type.Optional(Uuid),
+  parent_id: Type.Optional(Uuid),
+  kind: Type.Optional(Type.Union(DOCUMENT_KINDS.map((k) => Type.Literal(k)))),
+  search: Type.Optional(Type.String({ maxLength: 200 })),
+  language: Type.Optional(Type.String({ pattern: '^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$', description: 'BCP-47 language of the search text (default en)' })),
+  sort_by: Type.Optional(Type.Union(SORT_FIELDS.map((s) => Type.Literal(s)), { description: 'default: relevance with search, else updated_at' })),
+  sort_order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
+  ...OffsetQuery(50, 100),
+});
+export type ListDocumentsInput = Static<typeof ListDocumentsQuery>;
+
+const documentFields = {
+  id: Uuid, org_id: Uuid, kind: Type.String(),
+  folder_id: NullableUuid, parent_id: NullableUuid, project_id: NullableUuid,
+  title: Type.String(), content_type: Type.String(),
+  file_url: Type.Union([Type.String(), Type.Null()]), file_size: Type.Union([Type.Integer(), Type.Null()]),
+  tags: Type.Array(Type.String()), metadata: Type.Object({}, { additionalProperties: true }),
+  is_indexed: Type.Boolean(), indexed_at: NullableTs,
+  created_by: NullableUuid, created_at: Timestamp, updated_at: Timestamp, deleted_at: NullableTs,
+};
+
+/** Spec 2.4 full record. */
+export const DocumentOut = Type.Object({ ...documentFields, content: Type.String() });
+export type DocumentOutT = Static<typeof DocumentOut>;
+
+/** List item: the record without `content` (up to 10 MB each), with a short excerpt and, in a search, the rank. */
+export const DocumentListItem = Type.Object({
+  ...documentFields, excerpt: Type.String(), rank: Type.Optional(Type.Number()),
+});
+export type DocumentListItemT = Static<typeof DocumentListItem>;
+
+export const PaginationOut = Type.Object({ total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer(), has_more: Type.Boolean() });
+export const DocumentListOut = Type.Object({ items: Type.Array(DocumentListItem), pagination: PaginationOut });
+
+export const DeletedOut = Type.Object({ id: Uuid, deleted: Type.Boolean() });
+
+// Files
+export const FileQuery = Type.Object({
+  org: Type.Optional(Type.String({ maxLength: 64 })),
+  exp: Type.Optional(Type.String({ maxLength: 20 })),
+  sig: Type.Optional(Type.String({ maxLength: 128 })),
+});
+export const SignedUrlBody = Type.Object({
+  expires_in: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 86400, default: 3600, description: 'seconds, default 3600' })),
+}, strict);
+export const SignedUrlOut = Type.Object({ url: Type.String(), expires_at: Timestamp, expires_in: Type.Integer() });
+export const FileOut = Type.Object({ id: Uuid, file_url: Type.String(), file_size: Type.Integer(), content_type: Type.String() });

@@ -1,0 +1,147 @@
+import type { ServiceContext } from '../../core/context.js';
+import { requirePermission } from '../../core/context.js';
+import { AppError, notFound, validation } from '../../core/errors.js';
+import { audit } from '../../core/audit.js';
+import { enqueue } from '../../core/jobs.js';
+import { uuidv7 } from '../../core/ids.js';
+import type { Sql } from '../../core/db/database.js';
+import * as repo from './documents.repo.js';
+import type { CreateDocumentInput, DocumentListItemT, DocumentOutT, ListDocumentsInput, UpdateDocumentInput } from './documents.schemas.js';
+import { documentsDeps } from './deps.js';
+import { searchLanguage, toPrefixTsquery } from './search.js';
+
+export const INDEX_JOB = 'documents.index';
+
+/** Spec 2.4 record; `folder_id` and `parent_id` name the same folder (create/update input says parent_id). */
+export function toDocument(r: repo.DocumentRow): DocumentOutT {
+  return {
+    id: r.id, org_id: r.org_id, kind: r.kind, folder_id: r.parent_id, parent_id: r.parent_id, project_id: r.project_id,
+    title: r.title, content: r.content, content_type: r.content_type,
+    file_url: r.file_key ? `/v1/documents/${r.id}/file` : null, file_size: r.file_key ? r.file_size : null,
+    tags: r.tags, metadata: r.metadata, is_indexed: r.is_indexed, indexed_at: r.indexed_at,
+    created_by: r.created_by, created_at: r.created_at, updated_at: r.updated_at, deleted_at: r.deleted_at,
+  };
+}
+
+function toListItem(r: repo.DocumentRow, withRank: boolean): DocumentListItemT {
+  const { content: _c, ...rest } = toDocument(r);
+  return { ...rest, excerpt: r.excerpt ?? '', ...(withRank ? { rank: r.rank ?? 0 } : {}) };
+}
+
+/** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
+export async function moderate(ctx: ServiceContext, texts: Array<string | undefined>): Promise<void> {
+  const verdict = await documentsDeps(ctx.platform).moderation.check(texts.filter((t): t is string => !!t));
+  if (verdict.flagged) {
+    throw new AppError('CONTENT_POLICY_VIOLATION', 'The content was refused by the content policy', { categories: verdict.categories });
+  }
+}
+
+async function checkRefs(sql: Sql, orgId: string, projectId: string | null | undefined, parentId: string | null | undefined, selfId?: string) {
+  if (projectId && !(await repo.projectExists(sql, orgId, projectId))) throw notFound('Project', { field: 'project_id' });
+  if (parentId) {
+    if (!(await repo.getDocument(sql, orgId, parentId))) throw notFound('Parent document', { field: 'parent_id' });
+    if (selfId && (await repo.isSelfOrDescendant(sql, orgId, selfId, parentId))) {
+      throw validation('A document cannot be moved under itself or one of its descendants', { field: 'parent_id' });
+    }
+  }
+}
+
+function publish(ctx: ServiceContext, type: string, orgId: string, id: string, data: Record<string, unknown> = {}) {
+  ctx.platform.events.publish({ type, orgId, actorUserId: ctx.principal?.userId ?? null, targetType: 'document', targetId: id, data, at: new Date().toISOString() });
+}
+
+/** Creates a document (or, with `kind`, a sheet or deck); indexing is queued in the same transaction. */
+export async function createDocument(ctx: ServiceContext, input: CreateDocumentInput & { kind?: 'document' | 'sheet' | 'deck' }): Promise<DocumentOutT> {
+  const p = requirePermission(ctx, 'document.create');
+  await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
+  const id = uuidv7();
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await checkRefs(sql, p.orgId, input.project_id, input.parent_id);
+    const r = await repo.insertDocument(sql, p.orgId, {
+      id, kind: input.kind ?? 'document', projectId: input.project_id ?? null, parentId: input.parent_id ?? null,
+      title: input.title.trim(), content: input.content ?? '', contentType: input.content_type ?? 'markdown',
+      tags: input.tags ?? [], metadata: input.metadata ?? {}, language: searchLanguage(input.metadata?.language), createdBy: p.userId,
+    });
+    await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id }, dedupeKey: id });
+    await audit(sql, ctx, { action: 'document.created', targetType: 'document', targetId: id, details: { title: r.title, kind: r.kind } });
+    return r;
+  });
+  ctx.platform.jobs.poke();
+  publish(ctx, 'document.created', p.orgId, id, { title: row.title });
+  return toDocument(row);
+}
+
+export async function getDocument(ctx: ServiceContext, input: { id: string }): Promise<DocumentOutT> {
+  const p = requirePermission(ctx, 'document.view');
+  const row = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
+  if (!row) throw notFound('Document');
+  return toDocument(row);
+}
+
+/** Lists with filters; with `search`, only indexed documents match, ranked by ts_rank (title weighs more than content). */
+export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
+  const p = requirePermission(ctx, 'document.view');
+  const limit = input.limit ?? 50;
+  const offset = input.offset ?? 0;
+  const searching = input.search !== undefined && input.search.trim() !== '';
+  const tsquery = searching ? toPrefixTsquery(input.search!) : undefined;
+  if (searching && !tsquery) return { items: [], total: 0, limit, offset };
+  const sortBy = input.sort_by ?? (searching ? 'relevance' : 'updated_at');
+  if (sortBy === 'relevance' && !searching) throw new AppError('INVALID_PARAMETER', 'sort_by "relevance" needs a search', { field: 'sort_by' });
+  const filter: repo.ListFilter = {
+    projectId: input.project_id, parentId: input.parent_id, kind: input.kind, tsquery: tsquery ?? undefined,
+    queryConfig: searching ? searchLanguage(input.language) : undefined, sortBy, sortOrder: input.sort_order ?? 'desc', limit, offset,
+  };
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const rows = await repo.listDocuments(sql, p.orgId, filter);
+    const total = rows.length ? Number(rows[0].total) : offset > 0 ? await repo.countDocuments(sql, p.orgId, filter) : 0;
+    return { items: rows.map((r) => toListItem(r, searching)), total, limit, offset };
+  });
+}
+
+/** Alias for tools: search is listDocuments with a `search` text. */
+export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsInput & { search: string }) {
+  return listDocuments(ctx, input);
+}
+
+export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {
+  const p = requirePermission(ctx, 'document.update');
+  await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
+  const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
+    if (!before) throw notFound('Document');
+    await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
+    const r = await repo.updateDocument(sql, p.orgId, input.id, {
+      title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
+      tags: input.tags, metadata: input.metadata, language: input.metadata ? searchLanguage(input.metadata.language) : undefined, reindex,
+    });
+    if (reindex) await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id: input.id }, dedupeKey: input.id });
+    const changed = Object.keys(input).filter((k) => k !== 'id');
+    await audit(sql, ctx, { action: 'document.updated', targetType: 'document', targetId: input.id, details: { fields: changed } });
+    return r!;
+  });
+  if (reindex) ctx.platform.jobs.poke();
+  publish(ctx, 'document.updated', p.orgId, input.id);
+  return toDocument(row);
+}
+
+/** Permanent delete: the row, its collaborative history, comments and its stored file. */
+export async function deleteDocument(ctx: ServiceContext, input: { id: string }): Promise<{ id: string; deleted: boolean }> {
+  const p = requirePermission(ctx, 'document.delete');
+  const gone = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const r = await repo.deleteDocument(sql, p.orgId, input.id);
+    if (!r) throw notFound('Document');
+    await audit(sql, ctx, { action: 'document.deleted', targetType: 'document', targetId: input.id });
+    return r;
+  });
+  if (gone.file_key) await documentsDeps(ctx.platform).blobs.delete(gone.file_key).catch(() => {});
+  publish(ctx, 'document.deleted', p.orgId, input.id);
+  return { id: input.id, deleted: true };
+}
+
+/** Job handler: indexes the current title and content; a missing document (deleted since) is done. */
+export async function runIndexJob(ctx: { platform: ServiceContext['platform'] }, job: { org_id: string; payload: Record<string, unknown> }): Promise<void> {
+  const id = String(job.payload.id ?? '');
+  await ctx.platform.db.tenant(job.org_id, (sql) => repo.indexDocument(sql, job.org_id, id));
+}

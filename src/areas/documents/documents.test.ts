@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { uuidv7 } from '../../core/ids.js';
+
+let t: TestApp;
+let a: Tenant;
+let b: Tenant;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  b = await newTenant(t.app);
+});
+afterAll(async () => { await t?.close(); });
+
+const post = (who: Tenant, payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: payload as object });
+const get = (who: Tenant, url: string) => t.app.inject({ method: 'GET', url, headers: who.auth });
+
+/** Waits until the background index job has marked the document indexed. */
+async function indexed(who: Tenant, id: string) {
+  for (let i = 0; i < 100; i++) {
+    const r = await get(who, `/v1/documents/${id}`);
+    if (r.json().data.is_indexed) return r.json().data;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error('document was not indexed');
+}
+
+describe('document library', () => {
+  it('creates with defaults, not indexed yet, then indexed by the job', async () => {
+    const r = await post(a, { title: 'Quarterly report', content: 'Revenue grew strongly.' });
+    expect(r.statusCode).toBe(201);
+    const d = r.json().data;
+    expect(d).toMatchObject({ title: 'Quarterly report', content_type: 'markdown', is_indexed: false, indexed_at: null, org_id: a.orgId,
+      created_by: a.userId, folder_id: null, parent_id: null, project_id: null, file_url: null, file_size: null, tags: [], metadata: {}, deleted_at: null });
+    const after = await indexed(a, d.id);
+    expect(after.indexed_at).toEqual(expect.any(String));
+  });
+
+  it('validates the body', async () => {
+    errorOf(await post(a, {}), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: '   ' }), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: 'x', content_type: 'html' }), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: 'x', id: uuidv7() }), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: 'x', is_indexed: true }), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: 'x', project_id: 'nope' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('404 for an unknown project or parent, and for another organization\'s parent', async () => {
+    errorOf(await post(a, { title: 'x', project_id: uuidv7() }), 404, 'NOT_FOUND');
+    errorOf(await post(a, { title: 'x', parent_id: uuidv7() }), 404, 'NOT_FOUND');
+    const foreign = (await post(b, { title: 'b folder' })).json().data.id;
+    errorOf(await post(a, { title: 'x', parent_id: foreign }), 404, 'NOT_FOUND');
+  });
+
+  it('accepts a project of the organization and filters by project and folder', async () => {
+    const pr = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `Docs project ${uuidv7().slice(-6)}` } });
+    expect(pr.statusCode).toBe(201);
+    const projectId = pr.json().data.id;
+    const folder = (await post(a, { title: 'Folder', project_id: projectId })).json().data;
+    const child = (await post(a, { title: 'Child', parent_id: folder.id, tags: ['x', 'y'], metadata: { k: 1 }, content_type: 'plain' })).json().data;
+    expect(child).toMatchObject({ folder_id: folder.id, parent_id: folder.id, tags: ['x', 'y'], metadata: { k: 1 }, content_type: 'plain' });
+    const byProject = (await get(a, `/v1/documents?project_id=${projectId}`)).json();
+    expect(byProject.data.items.map((d: { id: string }) => d.id)).toEqual([folder.id]);
+    expect(byProject.data.pagination).toEqual({ total: 1, limit: 50, offset: 0, has_more: false });
+    expect(byProject.pagination).toEqual(byProject.data.pagination);
+    const byParent = (await get(a, `/v1/documents?parent_id=${folder.id}`)).json();
+    expect(byParent.data.items.map((d: { id: string }) => d.id)).toEqual([child.id]);
+    expect(byParent.data.items[0].content).toBeUndefined();
+    // A folder cannot move under its own child.
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: child.id } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: folder.id } }), 400, 'VALIDATION_ERROR');
+    // Deleting the folder moves the child to the top level.
+    await t.app.inject({ method: 'DELETE', url: `/v1/documents/${folder.id}`, headers: a.auth });
+    expect((await get(a, `/v1/documents/${child.id}`)).json().data.parent_id).toBeNull();
+  });
+
+  it('paginates with limit/offset and sorts', async () => {
+    const c = await newTenant(t.app);
+    for (const title of ['bravo', 'alpha', 'charlie']) await post(c, { title });
+    const p1 = (await get(c, '/v1/documents?limit=2&sort_by=title&sort_order=asc')).json();
+    expect(p1.data.items.map((d: { title: string }) => d.title)).toEqual(['alpha', 'bravo']);
+    expect(p1.pagination).toEqual({ total: 3, limit: 2, offset: 0, has_more: true });
+    const p2 = (await get(c, '/v1/documents?limit=2&offset=2&sort_by=title&sort_order=asc')).json();
+    expect(p2.data.items.map((d: { title: string }) => d.title)).toEqual(['charlie']);
+    expect(p2.pagination.has_more).toBe(false);
+    const beyond = (await get(c, '/v1/documents?limit=2&offset=10')).json();
+    expect(beyond.data.items).toEqual([]);
+    expect(beyond.pagination.total).toBe(3);
+    errorOf(await get(c, '/v1/documents?limit=101'), 400, 'INVALID_PARAMETER');
+    errorOf(await get(c, '/v1/documents?sort_by=size'), 400, 'INVALID_PARAMETER');
+    errorOf(await get(c, '/v1/documents?sort_by=relevance'), 400, 'INVALID_PARAMETER');
+    errorOf(await get(c, `/v1/documents?search=${'a'.repeat(201)}`), 400, 'INVALID_PARAMETER');
+  });
+
+  it('searches indexed documents with ranking, stemming and title prefixes', async () => {
+    const c = await newTenant(t.app);
+    const inTitle = (await post(c, { title: 'Kubernetes deployment guide', content: 'How we ship.' })).json().data;
+    const inBody = (await post(c, { title: 'Notes', content: 'We discussed kubernetes upgrades and deployments.' })).json().data;
+    const other = (await post(c, { title: 'Lunch menu', content: 'Pasta.' })).json().data;
+    for (const d of [inTitle, inBody, other]) await indexed(c, d.id);
+    const r = (await get(c, '/v1/documents?search=kubernetes')).json().data;
+    expect(r.items.map((d: { id: string }) => d.id)).toEqual([inTitle.id, inBody.id]);
+    expect(r.items[0].rank).toBeGreaterThan(r.items[1].rank);
+    // Stemming: "deploying" finds "deployment"/"deployments".
+    expect((await get(c, '/v1/documents?search=deploying')).json().data.items).toHaveLength(2);
+    // Prefix of the last word while typing.
+    expect((await get(c, '/v1/documents?search=kuber')).json().data.items).toHaveLength(2);
+    expect((await get(c, '/v1/documents?search=lunch%20me')).json().data.items.map((d: { id: string }) => d.id)).toEqual([other.id]);
+    // Operators in the text are plain characters; no words → nothing.
+    expect((await get(c, '/v1/documents?search=%21%26%7C')).json().data.items).toEqual([]);
+    // Another organization does not see them.
+    expect((await get(b, '/v1/documents?search=kubernetes')).json().data.items).toEqual([]);
+  });
+
+  it('searches other languages with metadata.language and ?language', async () => {
+    const c = await newTenant(t.app);
+    const de = (await post(c, { title: 'Häuser', content: 'Die Häuser am See', metadata: { language: 'de' } })).json().data;
+    await indexed(c, de.id);
+    expect((await get(c, '/v1/documents?search=Haus&language=de')).json().data.items.map((d: { id: string }) => d.id)).toEqual([de.id]);
+    expect((await get(c, '/v1/documents?search=H%C3%A4usern&language=de-DE')).json().data.items).toHaveLength(1);
+    // Parsed as English the inflected word does not meet the German stem.
+    expect((await get(c, '/v1/documents?search=H%C3%A4usern')).json().data.items).toHaveLength(0);
+  });
+
+  it('only indexed documents are found; content changes re-index', async () => {
+    const c = await newTenant(t.app);
+    const d = (await post(c, { title: 'Alpha', content: 'zebra' })).json().data;
+    await indexed(c, d.id);
+    expect((await get(c, '/v1/documents?search=zebra')).json().data.items).toHaveLength(1);
+    const u = await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: c.auth, payload: { content: 'giraffe' } });
+    expect(u.statusCode).toBe(200);
+    expect(u.json().data).toMatchObject({ content: 'giraffe', is_indexed: false, title: 'Alpha' });
+    await indexed(c, d.id);
+    expect((await get(c, '/v1/documents?search=giraffe')).json().data.items).toHaveLength(1);
+    expect((await get(c, '/v1/documents?search=zebra')).json().data.items).toHaveLength(0);
+    // Tag-only change does not re-index.
+    const tags = await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: c.auth, payload: { tags: ['t'] } });
+    expect(tags.json().data).toMatchObject({ is_indexed: true, tags: ['t'] });
+  });
+
+  it('gets, updates and deletes permanently with audit rows', async () => {
+    const d = (await post(a, { title: 'To delete' })).json().data;
+    errorOf(await get(b, `/v1/documents/${d.id}`), 404, 'NOT_FOUND');
+    errorOf(await get(a, `/v1/documents/not-a-uuid`), 400, 'INVALID_ID_FORMAT');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: b.auth, payload: { title: 'x' } }), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: a.auth, payload: { created_at: 'x' } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/documents/${d.id}`, headers: b.auth }), 404, 'NOT_FOUND');
+    const del = await t.app.inject({ method: 'DELETE', url: `/v1/documents/${d.id}`, headers: a.auth });
+    expect(del.statusCode).toBe(200);
+    expect(del.json().data).toEqual({ id: d.id, deleted: true });
+    errorOf(await get(a, `/v1/documents/${d.id}`), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/documents/${d.id}`, headers: a.auth }), 404, 'NOT_FOUND');
+    const rows = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND target_id = $2 ORDER BY id`, [a.orgId, d.id]);
+    expect(rows.map((r) => r.action)).toEqual(['document.created', 'document.deleted']);
+  });
+
+  it('refuses policy-violating content with 422 and writes nothing', async () => {
+    const c = await newTenant(t.app);
+    const r = await post(c, { title: 'ok', content: 'some x-content-policy-test-violation here' });
+    errorOf(r, 422, 'CONTENT_POLICY_VIOLATION');
+    expect((await get(c, '/v1/documents')).json().pagination.total).toBe(0);
+    const d = (await post(c, { title: 'fine' })).json().data;
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: c.auth, payload: { title: 'X-Content-Policy-Test-Violation' } }), 422, 'CONTENT_POLICY_VIOLATION');
+    expect((await get(c, `/v1/documents/${d.id}`)).json().data.title).toBe('fine');
+  });
+
+  it('enforces scopes, permissions and the feature', async () => {
+    const readKey = await a.apiKey(['documents:read']);
+    const ro = { authorization: `Bearer ${readKey}` };
+    expect((await t.app.inject({ method: 'GET', url: '/v1/documents', headers: ro })).statusCode).toBe(200);
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/documents', headers: ro, payload: { title: 'x' } }), 403, 'FORBIDDEN');
+    const otherKey = await a.apiKey(['projects:read']);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/documents', headers: { authorization: `Bearer ${otherKey}` } }), 403, 'FORBIDDEN');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/documents' }), 401, 'AUTH_REQUIRED');
+    const c = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE organizations SET features = array_remove(features, 'documents') WHERE id = $1`, [c.orgId]);
+    t.platform.credentials.invalidate();
+    errorOf(await get(c, '/v1/documents'), 403, 'FEATURE_DISABLED');
+  });
+});

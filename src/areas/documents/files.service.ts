@@ -1,0 +1,110 @@
+import { createHmac } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { ServiceContext } from '../../core/context.js';
+import { requirePermission } from '../../core/context.js';
+import { AppError, notFound } from '../../core/errors.js';
+import { audit } from '../../core/audit.js';
+import { uuidv7, isUuid } from '../../core/ids.js';
+import { safeEqual } from '../../core/crypto.js';
+import { checkNeeds, bearerToken } from '../../core/http/guard.js';
+import * as repo from './documents.repo.js';
+import { documentsDeps } from './deps.js';
+import { toDocument } from './documents.service.js';
+
+export const MAX_FILE_BYTES = 25 * 1024 * 1024;
+
+const fileMissing = (row: repo.DocumentRow | undefined) => {
+  if (!row) return notFound('Document');
+  if (row.file_deleted_at) return new AppError('NOT_FOUND', 'The file of this document was deleted', { code: 'FILE_DELETED', deleted_at: row.file_deleted_at });
+  return notFound('File', { code: 'FILE_NOT_FOUND' });
+};
+
+/** Stores the document's PDF (raw body); replaces an earlier file. */
+export async function uploadFile(ctx: ServiceContext, input: { id: string; data: Buffer; contentType: string }) {
+  const p = requirePermission(ctx, 'document.update');
+  if (input.data.length === 0) throw new AppError('VALIDATION_ERROR', 'The request body is empty; send the PDF bytes', { field: 'body' });
+  if (input.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
+    throw new AppError('VALIDATION_ERROR', 'The body is not a PDF (it must start with %PDF-)', { field: 'body' });
+  }
+  const deps = documentsDeps(ctx.platform);
+  const exists = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
+  if (!exists) throw notFound('Document');
+  const key = `${p.orgId}/documents/${input.id}/${uuidv7()}.pdf`;
+  await deps.blobs.put(key, input.data, 'application/pdf');
+  let old: string | null = null;
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
+    if (!before) throw notFound('Document');
+    old = before.file_key;
+    const r = await repo.setFile(sql, p.orgId, input.id, { key, size: input.data.length, contentType: 'application/pdf' });
+    await audit(sql, ctx, { action: 'document.file_uploaded', targetType: 'document', targetId: input.id, details: { size: input.data.length } });
+    return r!;
+  }).catch(async (err) => { await deps.blobs.delete(key).catch(() => {}); throw err; });
+  if (old) await deps.blobs.delete(old).catch(() => {});
+  const d = toDocument(row);
+  return { id: d.id, file_url: d.file_url!, file_size: d.file_size!, content_type: 'application/pdf' };
+}
+
+export async function deleteFile(ctx: ServiceContext, input: { id: string }) {
+  const p = requirePermission(ctx, 'document.update');
+  const gone = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
+    if (!before?.file_key) throw fileMissing(before);
+    const r = await repo.markFileDeleted(sql, p.orgId, input.id);
+    await audit(sql, ctx, { action: 'document.file_deleted', targetType: 'document', targetId: input.id });
+    return r!;
+  });
+  if (gone.file_key) await documentsDeps(ctx.platform).blobs.delete(gone.file_key).catch(() => {});
+  return { id: input.id, deleted: true };
+}
+
+/** HMAC-SHA256 over `{org}:{id}:{exp}` (spec 5.8) with the area's derived secret, hex. */
+export function signFile(secret: Buffer, org: string, id: string, exp: number): string {
+  return createHmac('sha256', secret).update(`${org}:${id}:${exp}`).digest('hex');
+}
+
+export async function createSignedUrl(ctx: ServiceContext, input: { id: string; expires_in?: number }) {
+  const p = requirePermission(ctx, 'document.view');
+  const row = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
+  if (!row?.file_key) throw fileMissing(row);
+  const ttl = input.expires_in ?? 3600;
+  const exp = Math.floor(Date.now() / 1000) + ttl;
+  const sig = signFile(documentsDeps(ctx.platform).urlSecret, p.orgId, input.id, exp);
+  const path = `/v1/documents/${input.id}/file?org=${p.orgId}&exp=${exp}&sig=${sig}`;
+  const base = ctx.platform.config.publicBaseUrl?.replace(/\/+$/, '') ?? '';
+  return { url: `${base}${path}`, expires_at: new Date(exp * 1000).toISOString(), expires_in: ttl };
+}
+
+export interface FileAccess { id: string; org?: string; exp?: string; sig?: string; authorization?: string }
+
+const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expired or invalid');
+
+/**
+ * Who may read the file: with any of org/exp/sig present, only the signature counts (the bearer header
+ * is ignored); otherwise a bearer credential with document.view (and the documents feature and scope).
+ */
+async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string> {
+  if (a.org !== undefined || a.exp !== undefined || a.sig !== undefined) {
+    const exp = Number(a.exp);
+    if (!a.org || !a.exp || !a.sig || !isUuid(a.org) || !/^\d{1,12}$/.test(a.exp) || !/^[0-9a-f]{64}$/i.test(a.sig)) throw badSignature();
+    const expected = signFile(documentsDeps(ctx.platform).urlSecret, a.org.toLowerCase(), a.id, exp);
+    const valid = safeEqual(expected, a.sig.toLowerCase());
+    if (!valid || exp * 1000 <= Date.now()) throw badSignature();
+    return a.org.toLowerCase();
+  }
+  const principal = await ctx.platform.credentials.resolve(bearerToken(a.authorization));
+  checkNeeds({ feature: 'documents', scope: 'documents:read', permission: 'document.view' }, principal);
+  ctx.principal = principal;
+  return principal.orgId;
+}
+
+/** The file as a stream, for GET /v1/documents/{id}/file. */
+export async function openFile(ctx: ServiceContext, a: FileAccess): Promise<{ body: Readable; size: number; contentType: string; filename: string }> {
+  const orgId = await resolveAccess(ctx, a);
+  const row = await ctx.platform.db.tenant(orgId, (sql) => repo.getDocument(sql, orgId, a.id));
+  if (!row?.file_key) throw fileMissing(row);
+  const blob = await documentsDeps(ctx.platform).blobs.get(row.file_key);
+  if (!blob) throw new AppError('SERVICE_UNAVAILABLE', 'The file store does not have this file right now; retry later');
+  const filename = `${row.title.replace(/[^\w.\- ]+/g, '_').slice(0, 100) || 'document'}.pdf`;
+  return { body: blob.body, size: blob.size, contentType: row.file_content_type ?? blob.contentType, filename };
+}

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { uuidv7 } from '../../core/ids.js';
+import { setDocumentsDeps } from './deps.js';
+import { HostedModeration } from '../../adapters/moderation/openai.js';
+import { startModerationServer } from '../../adapters/moderation/test-server.js';
+import { LocalModeration } from '../../adapters/moderation/local.js';
+
+let t: TestApp;
+let a: Tenant;
+let b: Tenant;
+const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(200_000, 7), Buffer.from('\n%%EOF\n')]);
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  b = await newTenant(t.app);
+});
+afterAll(async () => { await t?.close(); });
+
+const newDoc = async (who: Tenant) => (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'With file' } })).json().data.id as string;
+const upload = (who: Tenant, id: string, body: Buffer, type = 'application/pdf') =>
+  t.app.inject({ method: 'PUT', url: `/v1/documents/${id}/file`, headers: { ...who.auth, 'content-type': type }, payload: body });
+
+describe('document files', () => {
+  it('uploads a PDF, downloads it with bearer auth, and validates uploads', async () => {
+    const id = await newDoc(a);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 404, 'NOT_FOUND');
+    const up = await upload(a, id, PDF);
+    expect(up.statusCode).toBe(200);
+    expect(up.json().data).toEqual({ id, file_url: `/v1/documents/${id}/file`, file_size: PDF.length, content_type: 'application/pdf' });
+    const doc = (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data;
+    expect(doc).toMatchObject({ file_url: `/v1/documents/${id}/file`, file_size: PDF.length });
+    const dl = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth });
+    expect(dl.statusCode).toBe(200);
+    expect(dl.headers['content-type']).toBe('application/pdf');
+    expect(dl.headers['cache-control']).toContain('no-store');
+    expect(dl.rawPayload.equals(PDF)).toBe(true);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file` }), 401, 'AUTH_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: b.auth }), 404, 'NOT_FOUND');
+    errorOf(await upload(b, id, PDF), 404, 'NOT_FOUND');
+    errorOf(await upload(a, id, Buffer.from('not a pdf')), 400, 'VALIDATION_ERROR');
+    errorOf(await upload(a, uuidv7(), PDF), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}/file`, headers: a.auth, payload: { a: 1 } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    errorOf(await upload(a, id, Buffer.alloc(25 * 1024 * 1024 + 1, 1)), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('signed URLs: valid, bearer ignored, expired or altered 401', async () => {
+    const id = await newDoc(a);
+    await upload(a, id, PDF);
+    const s = await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth, payload: { expires_in: 120 } });
+    expect(s.statusCode).toBe(200);
+    const { url, expires_at } = s.json().data;
+    expect(Date.parse(expires_at) - Date.now()).toBeGreaterThan(100_000);
+    const ok = await t.app.inject({ method: 'GET', url });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.rawPayload.equals(PDF)).toBe(true);
+    // A bad bearer header is ignored when signed parameters are present.
+    expect((await t.app.inject({ method: 'GET', url, headers: { authorization: 'Bearer garbage' } })).statusCode).toBe(200);
+    const u = new URL(url, 'http://x');
+    const q = Object.fromEntries(u.searchParams);
+    const tamper = (patch: Record<string, string>) => `${u.pathname}?${new URLSearchParams({ ...q, ...patch })}`;
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ exp: String(Number(q.exp) + 10) }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ org: b.orgId }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ sig: q.sig.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: `${u.pathname}?org=${q.org}&exp=${q.exp}`, headers: a.auth }), 401, 'UNAUTHORIZED');
+    // Signed for another document id.
+    const other = await newDoc(a);
+    await upload(a, other, PDF);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${other}/file?${u.searchParams}` }), 401, 'UNAUTHORIZED');
+    // Expired: sign with a past exp through the service's own signer.
+    const { signFile } = await import('./files.service.js');
+    const { documentsDeps } = await import('./deps.js');
+    const past = Math.floor(Date.now() / 1000) - 5;
+    const sig = signFile(documentsDeps(t.platform).urlSecret, a.orgId, id, past);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file?org=${a.orgId}&exp=${past}&sig=${sig}` }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: b.auth }), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth, payload: { expires_in: 5 } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('a deleted file is 404 with details.code FILE_DELETED, also for signed links', async () => {
+    const id = await newDoc(a);
+    await upload(a, id, PDF);
+    const { url } = (await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth })).json().data;
+    const del = await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}/file`, headers: a.auth });
+    expect(del.json().data).toEqual({ id, deleted: true });
+    expect(errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 404, 'NOT_FOUND').details?.code).toBe('FILE_DELETED');
+    expect(errorOf(await t.app.inject({ method: 'GET', url }), 404, 'NOT_FOUND').details?.code).toBe('FILE_DELETED');
+    expect(errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth }), 404, 'NOT_FOUND').details?.code).toBe('FILE_DELETED');
+    expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.file_url).toBeNull();
+    // Uploading again restores it.
+    await upload(a, id, PDF);
+    expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth })).statusCode).toBe(200);
+  });
+});
+
+describe('safety gate', () => {
+  it('uses a hosted moderation API when configured (OpenAI protocol on a local server)', async () => {
+    const srv = await startModerationServer({ apiKey: 'sk-test', flagWord: 'forbiddenword' });
+    try {
+      setDocumentsDeps(t.platform, { moderation: new HostedModeration({ baseUrl: srv.url, apiKey: 'sk-test' }) });
+      const bad = await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'x', content: 'a ForbiddenWord b' } });
+      expect(errorOf(bad, 422, 'CONTENT_POLICY_VIOLATION').details?.categories).toEqual(['harassment']);
+      const good = await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'x', content: 'fine' } });
+      expect(good.statusCode).toBe(201);
+      expect(srv.requests.at(-1)).toEqual({ auth: 'Bearer sk-test', body: { input: ['x', 'fine'] } });
+      setDocumentsDeps(t.platform, { moderation: new HostedModeration({ baseUrl: srv.url, apiKey: 'wrong' }) });
+      errorOf(await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'x' } }), 503, 'SERVICE_UNAVAILABLE');
+    } finally {
+      setDocumentsDeps(t.platform, { moderation: new LocalModeration(['x-content-policy-test-violation']) });
+      await srv.close();
+    }
+  });
+
+  it('local rules: phrases as whole words, regular expressions', async () => {
+    const m = new LocalModeration(['bad phrase', 're:\\bfoo\\d+\\b', '# comment']);
+    expect((await m.check(['a BAD   phrase here'])).flagged).toBe(true);
+    expect((await m.check(['badphrase'])).flagged).toBe(false);
+    expect(await m.check(['x foo12 y'])).toEqual({ flagged: true, categories: ['re:\\bfoo\\d+\\b'] });
+    expect((await m.check(['nothing'])).flagged).toBe(false);
+  });
+});

@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import documentRoutes from './documents.routes.js';
+import fileRoutes from './files.routes.js';
+import syncArea from '../sync/index.js';
+import { INDEX_JOB, runIndexJob } from './documents.service.js';
+
+/** Documents: library, search, files (spec 4.5). */
+export default async function documentsArea(app: FastifyInstance) {
+  const platform = app.platform;
+  platform.jobs.register(INDEX_JOB, (job) => runIndexJob({ platform }, job));
+  await app.register(documentRoutes);
+  await app.register(fileRoutes);
+  await app.register(syncArea);
+}

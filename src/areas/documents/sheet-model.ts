@@ -1,0 +1,169 @@
+import { validation } from '../../core/errors.js';
+
+/**
+ * Spreadsheet content, stored as JSON in the document's `content`:
+ * `{"sheets":[{"name":"Sheet1","cells":{"A1":{"v":"Item"},"B2":{"v":3},"B3":{"f":"=SUM(B1:B2)"}}}]}`.
+ * A cell has a value `v` (string, number, boolean or null) and/or a formula `f` (text starting with "=").
+ */
+export type CellValue = string | number | boolean | null;
+export interface Cell { v?: CellValue; f?: string }
+export interface Sheet { name: string; cells: Record<string, Cell> }
+export interface Workbook { sheets: Sheet[] }
+
+export const SHEET_CONTENT_TYPE = 'application/x-sheet';
+export const DECK_CONTENT_TYPE = 'application/x-slides';
+export const emptyWorkbook = (): Workbook => ({ sheets: [{ name: 'Sheet1', cells: {} }] });
+export const emptyDeck = () => ({ slides: [{ id: 's1', title: '', body: '' }] });
+
+const CELL_RE = /^([A-Z]{1,3})([1-9][0-9]{0,6})$/;
+
+export function parseRef(ref: string): { col: number; row: number } | null {
+  const m = CELL_RE.exec(ref);
+  if (!m) return null;
+  let col = 0;
+  for (const ch of m[1]) col = col * 26 + (ch.charCodeAt(0) - 64);
+  return { col: col - 1, row: Number(m[2]) - 1 };
+}
+
+export function colName(col: number): string {
+  let s = '';
+  for (let n = col + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+  return s;
+}
+
+/** Parses and checks stored sheet content; a malformed model is a VALIDATION_ERROR. */
+export function parseWorkbook(content: string): Workbook {
+  let wb: unknown;
+  try { wb = content ? JSON.parse(content) : emptyWorkbook(); } catch { throw validation('Sheet content must be JSON', { field: 'content' }); }
+  const w = wb as Workbook;
+  if (!w || !Array.isArray(w.sheets) || w.sheets.length === 0 || w.sheets.length > 100) throw validation('Sheet content needs 1-100 sheets', { field: 'content' });
+  for (const s of w.sheets) {
+    if (!s || typeof s.name !== 'string' || typeof s.cells !== 'object' || s.cells === null) throw validation('Each sheet needs a name and cells', { field: 'content' });
+    for (const [ref, cell] of Object.entries(s.cells)) {
+      if (!parseRef(ref) || typeof cell !== 'object' || cell === null) throw validation(`Bad cell ${ref}`, { field: 'content' });
+      if (cell.f !== undefined && (typeof cell.f !== 'string' || !cell.f.startsWith('='))) throw validation(`Formula of ${ref} must start with =`, { field: 'content' });
+      if (cell.v !== undefined && cell.v !== null && !['string', 'number', 'boolean'].includes(typeof cell.v)) throw validation(`Bad value in ${ref}`, { field: 'content' });
+    }
+  }
+  return w;
+}
+
+type Val = number | string | boolean | null | Val[];
+
+/**
+ * Evaluates formulas: numbers, strings, cell references and ranges, + - * / ^ &, comparison, parentheses,
+ * and SUM, AVERAGE, MIN, MAX, COUNT, IF, ROUND, ABS, CONCAT. Errors show as "#ERROR!", cycles as "#CYCLE!".
+ */
+export function evaluate(sheet: Sheet): (ref: string) => CellValue {
+  const cache = new Map<string, CellValue>();
+  const active = new Set<string>();
+  const valueOf = (ref: string): CellValue => {
+    if (cache.has(ref)) return cache.get(ref)!;
+    const cell = sheet.cells[ref];
+    if (!cell) return null;
+    if (!cell.f) return cell.v ?? null;
+    if (active.has(ref)) return '#CYCLE!';
+    active.add(ref);
+    let out: CellValue;
+    try { const r = new Parser(cell.f.slice(1), valueOf).run(); out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r; } catch { out = '#ERROR!'; }
+    active.delete(ref);
+    cache.set(ref, out);
+    return out;
+  };
+  return valueOf;
+}
+
+const num = (v: Val): number => (typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : v === null || v === '' ? 0 : Number.isFinite(Number(v)) ? Number(v) : (() => { throw new Error('not a number'); })());
+const flatten = (v: Val[]): Val[] => v.flatMap((x) => (Array.isArray(x) ? flatten(x) : [x]));
+const nums = (args: Val[]) => flatten(args).filter((v) => typeof v === 'number') as number[];
+
+class Parser {
+  private i = 0;
+  private toks: string[];
+  constructor(src: string, private readonly cell: (ref: string) => CellValue) {
+    this.toks = src.match(/"(?:[^"]|"")*"|[A-Z]{1,3}[0-9]+(?::[A-Z]{1,3}[0-9]+)?|[A-Za-z_]+(?=\()|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|<=|>=|<>|[-+*/^&(),:=<>]|TRUE|FALSE/g) ?? [];
+    if (this.toks.join('').replace(/\s/g, '') !== src.replace(/\s/g, '')) throw new Error('bad token');
+  }
+  run(): Val { const v = this.cmp(); if (this.i !== this.toks.length) throw new Error('trailing'); return v; }
+  private peek() { return this.toks[this.i]; }
+  private cmp(): Val {
+    let l = this.concat();
+    while (['=', '<>', '<', '>', '<=', '>='].includes(this.peek())) {
+      const op = this.toks[this.i++]; const r = this.concat();
+      const a = typeof l === 'number' || typeof r === 'number' ? num(l) : String(l); const b = typeof l === 'number' || typeof r === 'number' ? num(r) : String(r);
+      l = op === '=' ? a === b : op === '<>' ? a !== b : op === '<' ? a < b : op === '>' ? a > b : op === '<=' ? a <= b : a >= b;
+    }
+    return l;
+  }
+  private concat(): Val { let l = this.add(); while (this.peek() === '&') { this.i++; l = `${l ?? ''}${this.add() ?? ''}`; } return l; }
+  private add(): Val { let l = this.mul(); while (this.peek() === '+' || this.peek() === '-') { const op = this.toks[this.i++]; const r = this.mul(); l = op === '+' ? num(l) + num(r) : num(l) - num(r); } return l; }
+  private mul(): Val {
+    let l = this.pow();
+    while (this.peek() === '*' || this.peek() === '/') {
+      const op = this.toks[this.i++]; const r = this.pow();
+      if (op === '/' && num(r) === 0) throw new Error('div0');
+      l = op === '*' ? num(l) * num(r) : num(l) / num(r);
+    }
+    return l;
+  }
+  private pow(): Val { let l = this.unary(); while (this.peek() === '^') { this.i++; l = num(l) ** num(this.unary()); } return l; }
+  private unary(): Val { if (this.peek() === '-') { this.i++; return -num(this.unary()); } if (this.peek() === '+') { this.i++; return num(this.unary()); } return this.atom(); }
+  private atom(): Val {
+    const t = this.toks[this.i++];
+    if (t === undefined) throw new Error('end');
+    if (t === '(') { const v = this.cmp(); if (this.toks[this.i++] !== ')') throw new Error(')'); return v; }
+    if (t === 'TRUE' || t === 'FALSE') return t === 'TRUE';
+    if (/^\d/.test(t)) return Number(t);
+    if (t.startsWith('"')) return t.slice(1, -1).replace(/""/g, '"');
+    if (/^[A-Z]{1,3}[0-9]+:/.test(t)) return this.range(t);
+    if (/^[A-Z]{1,3}[0-9]+$/.test(t)) return this.cell(t);
+    if (/^[A-Za-z_]+$/.test(t) && this.peek() === '(') {
+      this.i++;
+      const args: Val[] = [];
+      if (this.peek() !== ')') { do { args.push(this.cmp()); } while (this.peek() === ',' && ++this.i); }
+      if (this.toks[this.i++] !== ')') throw new Error(')');
+      return call(t.toUpperCase(), args);
+    }
+    throw new Error(`unexpected ${t}`);
+  }
+  private range(t: string): Val[] {
+    const [a, b] = t.split(':').map(parseRef);
+    if (!a || !b || Math.abs(b.row - a.row) * Math.abs(b.col - a.col) > 100_000) throw new Error('range');
+    const out: Val[] = [];
+    for (let r = Math.min(a.row, b.row); r <= Math.max(a.row, b.row); r++) for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) out.push(this.cell(`${colName(c)}${r + 1}`));
+    return out;
+  }
+}
+
+function call(fn: string, args: Val[]): Val {
+  switch (fn) {
+    case 'SUM': return nums(args).reduce((s, n) => s + n, 0);
+    case 'AVERAGE': { const n = nums(args); if (!n.length) throw new Error('div0'); return n.reduce((s, x) => s + x, 0) / n.length; }
+    case 'MIN': { const n = nums(args); return n.length ? Math.min(...n) : 0; }
+    case 'MAX': { const n = nums(args); return n.length ? Math.max(...n) : 0; }
+    case 'COUNT': return nums(args).length;
+    case 'IF': return args[0] ? (args[1] ?? true) : (args[2] ?? false);
+    case 'ROUND': { const f = 10 ** num(args[1] ?? 0); return Math.round(num(args[0]) * f) / f; }
+    case 'ABS': return Math.abs(num(args[0]));
+    case 'CONCAT': return flatten(args).map((v) => (v === null ? '' : String(v))).join('');
+    default: throw new Error(`unknown function ${fn}`);
+  }
+}
+
+/** The used rectangle of a sheet as rows of cells (raw: formula text for formula cells; displayed: computed values). */
+export function sheetRows(sheet: Sheet, mode: 'raw' | 'displayed'): CellValue[][] {
+  let maxRow = -1; let maxCol = -1;
+  for (const ref of Object.keys(sheet.cells)) { const p = parseRef(ref)!; maxRow = Math.max(maxRow, p.row); maxCol = Math.max(maxCol, p.col); }
+  const value = evaluate(sheet);
+  const rows: CellValue[][] = [];
+  for (let r = 0; r <= maxRow; r++) {
+    const row: CellValue[] = [];
+    for (let c = 0; c <= maxCol; c++) {
+      const ref = `${colName(c)}${r + 1}`;
+      const cell = sheet.cells[ref];
+      row.push(mode === 'raw' ? (cell?.f ?? cell?.v ?? null) : value(ref));
+    }
+    rows.push(row);
+  }
+  return rows;
+}

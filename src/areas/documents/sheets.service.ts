@@ -1,0 +1,133 @@
+import ExcelJS from 'exceljs';
+import type { ServiceContext } from '../../core/context.js';
+import { requirePermission } from '../../core/context.js';
+import { AppError, conflict, notFound, validation } from '../../core/errors.js';
+import { audit } from '../../core/audit.js';
+import { enqueue } from '../../core/jobs.js';
+import { uuidv7 } from '../../core/ids.js';
+import { isUniqueViolation } from '../../core/db/database.js';
+import { checkNeeds } from '../../core/http/guard.js';
+import type { Principal } from '../../core/auth/principal.js';
+import * as repo from './documents.repo.js';
+import { INDEX_JOB, moderate, toDocument } from './documents.service.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
+
+export type GridKind = 'sheet' | 'deck';
+
+/**
+ * POST /v1/projects/{projectId}/sheets and /slides: a new spreadsheet or deck in the project, empty or
+ * a copy of `fromTemplateId` (a sheet or deck of the same kind in the organization). Names are unique
+ * per project and kind, case-insensitively (409 CONFLICT).
+ */
+export async function createGridDocument(ctx: ServiceContext, input: { projectId: string; kind: GridKind; name: string; fromTemplateId?: string }) {
+  const p = requirePermission(ctx, 'document.create');
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
+  await moderate(ctx, [name]);
+  const id = uuidv7();
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    if (!(await repo.projectExists(sql, p.orgId, input.projectId))) throw notFound('Project');
+    let content = JSON.stringify(input.kind === 'sheet' ? emptyWorkbook() : emptyDeck());
+    if (input.fromTemplateId) {
+      const tpl = await repo.getDocument(sql, p.orgId, input.fromTemplateId);
+      if (!tpl || tpl.kind !== input.kind) throw notFound('Template', { field: 'fromTemplateId' });
+      content = tpl.content;
+    }
+    let r: repo.DocumentRow;
+    try {
+      r = await repo.insertDocument(sql, p.orgId, { id, kind: input.kind, projectId: input.projectId, parentId: null, title: name, content,
+        contentType: input.kind === 'sheet' ? SHEET_CONTENT_TYPE : DECK_CONTENT_TYPE, tags: [], metadata: {}, language: 'simple', createdBy: p.userId });
+    } catch (err) {
+      if (isUniqueViolation(err, 'documents_project_kind_name')) throw conflict(`A ${input.kind === 'sheet' ? 'spreadsheet' : 'deck'} named "${name}" already exists in this project`, { code: 'NAME_EXISTS', field: 'name' });
+      throw err;
+    }
+    await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id }, dedupeKey: id });
+    await audit(sql, ctx, { action: `${input.kind}.created`, targetType: 'document', targetId: id, details: { project_id: input.projectId, from_template_id: input.fromTemplateId ?? null } });
+    return r;
+  });
+  ctx.platform.jobs.poke();
+  return { document: toDocument(row) };
+}
+
+export interface ExportInput {
+  documentId: string; token?: string; format?: string; sheet_id?: string; header_row?: string; value_mode?: string; filename?: string;
+}
+
+const FORMATS = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;
+
+/** CSV/TSV cells that a spreadsheet program would run as a formula get a leading apostrophe (OWASP CSV injection). */
+export function safeText(v: CellValue): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return /^[=+\-@\t\r|]/.test(v) ? `'${v}` : v;
+}
+
+function delimited(rows: CellValue[][], sep: ',' | '\t'): string {
+  const quote = (s: string) => (sep === ',' ? (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s) : s.replace(/[\t\r\n]/g, ' '));
+  return rows.map((r) => r.map((v) => quote(safeText(v))).join(sep)).join('\r\n') + '\r\n';
+}
+
+/**
+ * GET /v1/sheet/{documentId}/export. The session JWT in `token` authenticates (API keys are refused;
+ * a revoked session or bumped token version fails); the caller needs document.view.
+ */
+export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<{ body: Buffer; contentType: string; filename: string }> {
+  if (!q.token) throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" (a session access token) is required');
+  let principal: Principal;
+  if (q.token.startsWith('svc_')) throw new AppError('AUTH_TOKEN_INVALID', 'Export needs a session token, not an API key');
+  principal = await ctx.platform.credentials.resolve(q.token);
+  if (principal.kind !== 'user') throw new AppError('AUTH_TOKEN_INVALID', 'Export needs a session token');
+  try { checkNeeds({ feature: 'documents' }, principal); } catch (err) { if ((err as AppError).code === 'FEATURE_DISABLED') throw new AppError('PERMISSION_DENIED', (err as AppError).message, { feature: 'documents' }); throw err; }
+  if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This export needs the "document.view" permission', { permission: 'document.view' });
+  ctx.principal = principal;
+
+  const format = q.format as keyof typeof FORMATS | undefined;
+  if (!format || !(format in FORMATS)) throw validation('Query parameter "format" must be xlsx, csv or tsv', { field: 'format' });
+  const mode = q.value_mode ?? 'displayed';
+  if (mode !== 'displayed' && mode !== 'raw') throw validation('Query parameter "value_mode" must be displayed or raw', { field: 'value_mode' });
+  if (q.header_row !== undefined && q.header_row !== 'true' && q.header_row !== 'false') throw validation('Query parameter "header_row" must be true or false', { field: 'header_row' });
+  const headerRow = q.header_row !== 'false';
+  if (q.filename !== undefined && (q.filename.length < 1 || q.filename.length > 200)) throw validation('Query parameter "filename" must be 1-200 characters', { field: 'filename' });
+  let sheetId: number | null = null;
+  if (q.sheet_id !== undefined) {
+    if (!/^\d{1,4}$/.test(q.sheet_id)) throw validation('Query parameter "sheet_id" must be a zero-based sheet index', { field: 'sheet_id' });
+    sheetId = Number(q.sheet_id);
+  }
+  if (format !== 'xlsx' && sheetId === null) throw validation(`Query parameter "sheet_id" is required for ${format}`, { field: 'sheet_id' });
+
+  const row = await ctx.platform.db.tenant(principal.orgId, (sql) => repo.getDocument(sql, principal.orgId, q.documentId));
+  if (!row || row.kind !== 'sheet') throw notFound('Spreadsheet');
+  const wb = parseWorkbook(row.content);
+  if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheets)`, { field: 'sheet_id' });
+  const chosen = sheetId === null ? wb.sheets : [wb.sheets[sheetId]];
+  const base = (q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, '').replace(/[\\/:*?"<>|\x00-\x1f]+/g, '_').trim() || 'sheet';
+  const filename = `${base}.${format}`;
+
+  if (format !== 'xlsx') {
+    let rows = sheetRows(chosen[0], mode);
+    if (!headerRow) rows = rows.slice(1);
+    return { body: Buffer.from(delimited(rows, format === 'csv' ? ',' : '\t'), 'utf8'), contentType: FORMATS[format], filename };
+  }
+  const book = new ExcelJS.Workbook();
+  book.creator = 'platform-api';
+  for (const s of chosen) {
+    const ws = book.addWorksheet(s.name.slice(0, 31).replace(/[\\/?*[\]:]/g, '_') || 'Sheet');
+    let rows = sheetRows(s, 'displayed');
+    if (!headerRow) rows = rows.slice(1);
+    const offset = headerRow ? 0 : 1;
+    rows.forEach((r, i) => r.forEach((v, c) => {
+      const cell = ws.getCell(i + 1, c + 1);
+      const stored = s.cells[ref(c, i + offset)];
+      if (mode === 'raw' && stored?.f) cell.value = { formula: stored.f.slice(1), result: v as never };
+      else cell.value = v as ExcelJS.CellValue;
+    }));
+    if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
+  }
+  return { body: Buffer.from(await book.xlsx.writeBuffer()), contentType: FORMATS.xlsx, filename };
+}
+
+function ref(col: number, row: number): string {
+  let s = '';
+  for (let n = col + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+  return `${s}${row + 1}`;
+}

@@ -1,0 +1,31 @@
+import { AppError, notFound } from '../../core/errors.js';
+import type { Sql } from '../../core/db/database.js';
+import { projectsRepo } from './projects.repo.js';
+import type { Page, Paged } from './projects.schemas.js';
+import { splitTotal } from './project-parts.repo.js';
+
+/** 404 when the project is not in the caller's organization; with `writable`, 409 when it is archived or deleted. */
+export async function requireProject(sql: Sql, orgId: string, projectId: string, opts: { writable?: boolean } = {}): Promise<void> {
+  const state = await projectsRepo.state(sql, orgId, projectId);
+  if (!state) throw notFound('Project');
+  if (opts.writable && !state.is_active) {
+    throw new AppError('CONFLICT', 'The project is archived; unarchive it (PUT is_active:true) before changing its content', { code: 'PROJECT_ARCHIVED' });
+  }
+}
+
+export const clampPage = (page: Partial<Page> = {}): Page => ({
+  limit: Math.min(Math.max(page.limit ?? 50, 1), 100),
+  offset: Math.max(page.offset ?? 0, 0),
+});
+
+/**
+ * A page of a project's sub-resource in one round trip: the project's existence (404) and the total are
+ * only asked separately when the page comes back empty.
+ */
+export async function pageUnderProject<T>(sql: Sql, orgId: string, projectId: string, page: Page,
+  list: () => Promise<Array<T & { total?: number }>>, count: () => Promise<number>): Promise<Paged<T>> {
+  const { items, total } = splitTotal<T>(await list());
+  if (total !== null) return { items, total, ...page };
+  await requireProject(sql, orgId, projectId);
+  return { items, total: page.offset === 0 ? 0 : await count(), ...page };
+}

@@ -1,0 +1,121 @@
+import { AppError, notFound } from '../../core/errors.js';
+import { actor, requirePermission, type ServiceContext } from '../../core/context.js';
+import { isUniqueViolation, type Sql } from '../../core/db/database.js';
+import { uuidv7 } from '../../core/ids.js';
+import { audit } from '../../core/audit.js';
+import { assertSlug, slugify } from '../../core/slugs.js';
+import { tierLimits } from '../../core/pricing.js';
+import { projectsRepo } from './projects.repo.js';
+import type { CreateProjectInput, Paged, Project, ProjectStatusFilter, UpdateProjectInput } from './projects.schemas.js';
+import { emit } from './task.events.js';
+
+const slugExists = (slug: string) => new AppError('PROJECT_SLUG_EXISTS', `Project slug "${slug}" is already used in this organization`, { field: 'slug' });
+
+async function assertUnderProjectLimit(sql: Sql, ctx: ServiceContext): Promise<void> {
+  const p = actor(ctx);
+  const max = tierLimits(p.org.planTier).max_projects;
+  if (max === null) return;
+  await projectsRepo.lockOrgProjects(sql, p.orgId);
+  if ((await projectsRepo.countActive(sql, p.orgId)) >= max) {
+    throw new AppError('PROJECT_LIMIT_REACHED', `The ${p.org.planTier} plan allows ${max} active projects; archive one or upgrade the plan`, { limit: max, plan_tier: p.org.planTier });
+  }
+}
+
+/** Lists projects newest first; `status` is active (default), archived, deleted or all. */
+export async function listProjects(ctx: ServiceContext, input: { status?: ProjectStatusFilter; limit?: number; offset?: number } = {}): Promise<Paged<Project>> {
+  const p = requirePermission(ctx, 'project.view');
+  const status = input.status ?? 'active';
+  const limit = Math.min(Math.max(input.limit ?? 50, 1), 100);
+  const offset = Math.max(input.offset ?? 0, 0);
+  const { items, total } = await ctx.platform.db.tenant(p.orgId, (sql) => projectsRepo.list(sql, p.orgId, status, limit, offset));
+  return { items, total, limit, offset };
+}
+
+/** One project in any state (archived and soft-deleted projects stay readable; their data is kept). */
+export async function getProject(ctx: ServiceContext, input: { projectId: string }): Promise<Project> {
+  const p = requirePermission(ctx, 'project.view');
+  const row = await ctx.platform.db.tenant(p.orgId, (sql) => projectsRepo.byId(sql, p.orgId, input.projectId));
+  if (!row) throw notFound('Project');
+  return row;
+}
+
+/** Creates a project (slug generated from the name when omitted); the creator becomes its owner member. */
+export async function createProject(ctx: ServiceContext, input: CreateProjectInput): Promise<Project> {
+  const p = requirePermission(ctx, 'project.create');
+  const name = input.name.trim();
+  if (!name) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  if (input.slug !== undefined) assertSlug(input.slug);
+  let slug = input.slug ?? slugify(name);
+  try {
+    const project = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+      await assertUnderProjectLimit(sql, ctx);
+      if (input.slug !== undefined) {
+        if (await projectsRepo.slugTaken(sql, p.orgId, slug)) throw slugExists(slug);
+      } else {
+        const base = slug;
+        for (let i = 2; await projectsRepo.slugTaken(sql, p.orgId, slug); i++) slug = i < 20 ? `${base}-${i}` : `${base}-${uuidv7().slice(-8)}`;
+      }
+      const row = await projectsRepo.insert(sql, {
+        orgId: p.orgId, id: uuidv7(), name, slug, description: input.description ?? null,
+        visibility: input.visibility ?? 'private', settings: input.settings ?? {}, createdBy: p.userId,
+      });
+      await audit(sql, ctx, { action: 'project.created', targetType: 'project', targetId: row.id, details: { slug: row.slug, name: row.name } });
+      return row;
+    });
+    emit(ctx, 'project.created', project.id, { project_id: project.id, name: project.name, slug: project.slug });
+    return project;
+  } catch (err) {
+    if (isUniqueViolation(err, 'projects_slug_key')) throw slugExists(slug);
+    throw err;
+  }
+}
+
+/**
+ * Updates the given fields; `description: null` clears it. `is_active:false` archives, `is_active:true`
+ * unarchives (also restores a soft-deleted project) and counts against the plan's project limit.
+ */
+export async function updateProject(ctx: ServiceContext, input: { projectId: string } & UpdateProjectInput): Promise<Project> {
+  const p = requirePermission(ctx, 'project.update');
+  const { projectId, ...fields } = input;
+  if (Object.keys(fields).length === 0) throw new AppError('VALIDATION_ERROR', 'Send at least one field to change');
+  if (fields.name !== undefined && !fields.name.trim()) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  if (fields.slug !== undefined) assertSlug(fields.slug);
+  try {
+    const { before, after } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+      const before = await projectsRepo.byId(sql, p.orgId, projectId, true);
+      if (!before) throw notFound('Project');
+      if (fields.slug !== undefined && fields.slug !== before.slug && await projectsRepo.slugTaken(sql, p.orgId, fields.slug, projectId)) throw slugExists(fields.slug);
+      if (fields.is_active === true && !before.is_active) await assertUnderProjectLimit(sql, ctx);
+      const after = (await projectsRepo.update(sql, p.orgId, projectId, {
+        name: fields.name?.trim(), slug: fields.slug, description: fields.description, visibility: fields.visibility,
+        settings: fields.settings, isActive: fields.is_active,
+      }))!;
+      const changed = Object.keys(fields).filter((k) => JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify((after as Record<string, unknown>)[k]));
+      await audit(sql, ctx, { action: 'project.updated', targetType: 'project', targetId: projectId, details: { fields: changed } });
+      if (before.is_active !== after.is_active) {
+        await audit(sql, ctx, { action: after.is_active ? 'project.unarchived' : 'project.archived', targetType: 'project', targetId: projectId });
+      }
+      return { before, after };
+    });
+    const data = { project_id: projectId, name: after.name, slug: after.slug };
+    emit(ctx, 'project.updated', projectId, { ...data, fields: Object.keys(fields) });
+    if (before.is_active !== after.is_active) emit(ctx, after.is_active ? 'project.unarchived' : 'project.archived', projectId, data);
+    return after;
+  } catch (err) {
+    if (isUniqueViolation(err, 'projects_slug_key')) throw slugExists(fields.slug ?? '');
+    throw err;
+  }
+}
+
+/** Soft delete: `is_active` false and `deleted_at` set; data and slug are kept, the project leaves listings. */
+export async function deleteProject(ctx: ServiceContext, input: { projectId: string }): Promise<{ id: string; is_active: false }> {
+  const p = requirePermission(ctx, 'project.delete');
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const row = await projectsRepo.update(sql, p.orgId, input.projectId, { isActive: false, deleted: true });
+    if (!row) throw notFound('Project');
+    await audit(sql, ctx, { action: 'project.deleted', targetType: 'project', targetId: input.projectId, details: { slug: row.slug } });
+    return row;
+  });
+  emit(ctx, 'project.deleted', input.projectId, { project_id: input.projectId, name: row.name, slug: row.slug });
+  return { id: input.projectId, is_active: false };
+}

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import type { PlatformEvent } from '../../core/events.js';
+import { createProject, memberOf } from './projects.fixtures.js';
+
+let t: TestApp;
+let a: Tenant;
+const events: PlatformEvent[] = [];
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  t.platform.events.subscribe((e) => { events.push(e); });
+});
+afterAll(async () => { await t.close(); });
+
+const RANDOM = '0190a5b4-0000-7000-8000-000000000000';
+
+describe('POST /v1/projects', () => {
+  it('creates the full record with a generated slug, owner member and event', async () => {
+    const r = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Mars Rover Ü', description: 'd', settings: { color: 'red' } } });
+    expect(r.statusCode).toBe(201);
+    const p = r.json().data;
+    expect(p).toMatchObject({ org_id: a.orgId, name: 'Mars Rover Ü', slug: 'mars-rover-u', description: 'd', prefix: null, visibility: 'private',
+      category_id: null, owner_scope: 'organization', is_active: true, created_by_user_id: a.userId, settings: { color: 'red' } });
+    expect(p.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(p.created_at)).not.toBeNaN();
+    expect(Date.parse(p.updated_at)).not.toBeNaN();
+    const again = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Mars Rover Ü' } });
+    expect(again.json().data.slug).toBe('mars-rover-u-2');
+    const members = await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}/members`, headers: a.auth });
+    expect(members.json().data).toMatchObject([{ user_id: a.userId, role: 'owner' }]);
+    await new Promise((res) => setTimeout(res, 10));
+    expect(events.find((e) => e.type === 'project.created' && e.targetId === p.id)).toMatchObject({ orgId: a.orgId, actorUserId: a.userId, targetType: 'project' });
+  });
+
+  it('validates slugs: RESERVED_SLUG, INVALID_FORMAT, UUID-shaped; 409 PROJECT_SLUG_EXISTS', async () => {
+    const bad = async (slug: string, word: string) => {
+      const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', slug } }), 400, 'VALIDATION_ERROR');
+      expect(e.message).toContain(word);
+    };
+    await bad('admin', 'RESERVED_SLUG');
+    await bad('Has Caps', 'INVALID_FORMAT');
+    await bad('double--hyphen', 'INVALID_FORMAT');
+    await bad('-lead', 'INVALID_FORMAT');
+    await bad('0190a5b4-0000-7000-8000-000000000000', 'INVALID_FORMAT');
+    await createProject(t.app, a, { slug: 'apollo' });
+    const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', slug: 'apollo' } }), 409, 'PROJECT_SLUG_EXISTS');
+    expect(e.details).toMatchObject({ field: 'slug' });
+    // Unique per organization: another organization may use the same slug.
+    const b = await newTenant(t.app);
+    expect((await createProject(t.app, b, { slug: 'apollo' })).slug).toBe('apollo');
+  });
+
+  it('rejects bad bodies: missing name, unknown keys, platform fields, invalid JSON', async () => {
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: {} }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', id: RANDOM } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', org_id: a.orgId } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', is_active: false } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: '' } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x'.repeat(256) } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', description: 'd'.repeat(4097) } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: { ...a.auth, 'content-type': 'application/json' }, payload: '{"name":' }), 400, 'INVALID_JSON');
+  });
+
+  it('403 PERMISSION_DENIED for a viewer; FORBIDDEN for a read-only key', async () => {
+    const viewer = await memberOf(t.app, a, 'viewer');
+    const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: viewer.auth, payload: { name: 'x' } }), 403, 'PERMISSION_DENIED');
+    expect(e.details).toMatchObject({ permission: 'project.create' });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/projects', headers: viewer.auth })).statusCode).toBe(200);
+    const key = await a.apiKey(['projects:read']);
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: bearer(key), payload: { name: 'x' } }), 403, 'FORBIDDEN');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/projects', headers: bearer(key) })).statusCode).toBe(200);
+    const wkey = await a.apiKey(['projects:write']);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/projects', headers: bearer(wkey), payload: { name: 'by key' } })).statusCode).toBe(201);
+  });
+
+  it('403 PROJECT_LIMIT_REACHED at the plan tier max_projects; archiving frees a slot, unarchiving counts', async () => {
+    const c = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE organizations SET plan_tier = 'academic_free' WHERE id = $1`, [c.orgId]);
+    t.platform.credentials.invalidate();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await createProject(t.app, c)).id);
+    const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'fourth' } }), 403, 'PROJECT_LIMIT_REACHED');
+    expect(e.details).toMatchObject({ limit: 3 });
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/projects/${ids[0]}`, headers: c.auth, payload: { is_active: false } })).statusCode).toBe(200);
+    await createProject(t.app, c);
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${ids[0]}`, headers: c.auth, payload: { is_active: true } }), 403, 'PROJECT_LIMIT_REACHED');
+  });
+});
+
+describe('GET /v1/projects', () => {
+  it('paginates with offset + limit and has_more; default limit 50, max 100', async () => {
+    const c = await newTenant(t.app);
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push((await createProject(t.app, c, { name: `P${i}` })).id);
+    const p1 = (await t.app.inject({ method: 'GET', url: '/v1/projects?limit=2', headers: c.auth })).json();
+    expect(p1.pagination).toEqual({ total: 5, limit: 2, offset: 0, has_more: true });
+    expect(p1.data.map((p: { id: string }) => p.id)).toEqual([made[4], made[3]]);
+    const p3 = (await t.app.inject({ method: 'GET', url: '/v1/projects?limit=2&offset=4', headers: c.auth })).json();
+    expect(p3.pagination).toEqual({ total: 5, limit: 2, offset: 4, has_more: false });
+    expect(p3.data.map((p: { id: string }) => p.id)).toEqual([made[0]]);
+    const past = (await t.app.inject({ method: 'GET', url: '/v1/projects?limit=2&offset=10', headers: c.auth })).json();
+    expect(past.pagination).toEqual({ total: 5, limit: 2, offset: 10, has_more: false });
+    expect(past.data).toEqual([]);
+    const dflt = (await t.app.inject({ method: 'GET', url: '/v1/projects', headers: c.auth })).json();
+    expect(dflt.pagination.limit).toBe(50);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?limit=101', headers: c.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?limit=0', headers: c.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?offset=-1', headers: c.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?status=bogus', headers: c.auth }), 400, 'INVALID_PARAMETER');
+    // Another organization sees none of them.
+    expect((await t.app.inject({ method: 'GET', url: '/v1/projects', headers: a.auth })).json().data.map((p: { id: string }) => p.id)).not.toContain(made[0]);
+  });
+
+  it('status filter: active (default), archived, deleted, all', async () => {
+    const c = await newTenant(t.app);
+    const active = (await createProject(t.app, c)).id;
+    const archived = (await createProject(t.app, c)).id;
+    const deleted = (await createProject(t.app, c)).id;
+    await t.app.inject({ method: 'PUT', url: `/v1/projects/${archived}`, headers: c.auth, payload: { is_active: false } });
+    await t.app.inject({ method: 'DELETE', url: `/v1/projects/${deleted}`, headers: c.auth });
+    const ids = async (q: string) => (await t.app.inject({ method: 'GET', url: `/v1/projects${q}`, headers: c.auth })).json().data.map((p: { id: string }) => p.id);
+    expect(await ids('')).toEqual([active]);
+    expect(await ids('?status=active')).toEqual([active]);
+    expect(await ids('?status=archived')).toEqual([archived]);
+    expect(await ids('?status=deleted')).toEqual([deleted]);
+    expect(await ids('?status=all')).toEqual([deleted, archived, active]);
+  });
+});
+
+describe('GET/PUT/DELETE /v1/projects/{projectId}', () => {
+  it('gets, updates fields, clears description with null, archives and unarchives', async () => {
+    const p = await createProject(t.app, a, { description: 'keep' });
+    const g = await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}`, headers: a.auth });
+    expect(g.json()).toEqual({ success: true, data: p });
+    const u = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { name: 'Renamed', slug: 'renamed-one', visibility: 'internal', settings: { a: 1 } } });
+    expect(u.statusCode).toBe(200);
+    expect(u.json().data).toMatchObject({ name: 'Renamed', slug: 'renamed-one', visibility: 'internal', settings: { a: 1 }, description: 'keep' });
+    const cleared = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { description: null } });
+    expect(cleared.json().data.description).toBeNull();
+    events.length = 0;
+    const arch = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { is_active: false } });
+    expect(arch.json().data.is_active).toBe(false);
+    expect((await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}`, headers: a.auth })).json().data.is_active).toBe(false);
+    const un = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { is_active: true } });
+    expect(un.json().data.is_active).toBe(true);
+    await new Promise((res) => setTimeout(res, 10));
+    expect(events.filter((e) => e.targetId === p.id).map((e) => e.type)).toEqual(['project.updated', 'project.archived', 'project.updated', 'project.unarchived']);
+    const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND target_id = $2 ORDER BY id`, [a.orgId, p.id]);
+    expect(audit.map((r) => r.action)).toEqual(expect.arrayContaining(['project.created', 'project.updated', 'project.archived', 'project.unarchived']));
+  });
+
+  it('PUT needs at least one field and rejects bad values; 409 on a taken slug', async () => {
+    const p = await createProject(t.app, a);
+    const q = await createProject(t.app, a);
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: {} }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { visibility: 'secret' } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { created_at: 'x' } }), 400, 'VALIDATION_ERROR');
+    expect(errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: 'api' } }), 400, 'VALIDATION_ERROR').message).toContain('RESERVED_SLUG');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: q.slug } }), 409, 'PROJECT_SLUG_EXISTS');
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: p.slug } })).statusCode).toBe(200);
+  });
+
+  it('DELETE soft-deletes: {id, is_active:false}, hidden from listings, data kept, restorable; needs project.delete', async () => {
+    const p = await createProject(t.app, a);
+    const member = await memberOf(t.app, a, 'member');
+    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: member.auth }), 403, 'PERMISSION_DENIED');
+    const d = await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: a.auth });
+    expect(d.statusCode).toBe(200);
+    expect(d.json()).toEqual({ success: true, data: { id: p.id, is_active: false } });
+    const list = (await t.app.inject({ method: 'GET', url: '/v1/projects?limit=100', headers: a.auth })).json().data;
+    expect(list.map((x: { id: string }) => x.id)).not.toContain(p.id);
+    const g = (await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}`, headers: a.auth })).json().data;
+    expect(g).toMatchObject({ id: p.id, is_active: false, name: p.name });
+    expect(g.deleted_at).not.toBeNull();
+    const restored = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { is_active: true } });
+    expect(restored.json().data).toMatchObject({ is_active: true, deleted_at: null });
+  });
+
+  it('404 for another organization and for random ids; 400 INVALID_ID_FORMAT', async () => {
+    const p = await createProject(t.app, a);
+    const b = await newTenant(t.app);
+    for (const [method, payload] of [['GET', undefined], ['PUT', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const other = errorOf(await t.app.inject({ method, url: `/v1/projects/${p.id}`, headers: b.auth, payload }), 404, 'NOT_FOUND');
+      const random = errorOf(await t.app.inject({ method, url: `/v1/projects/${RANDOM}`, headers: b.auth, payload }), 404, 'NOT_FOUND');
+      expect(other).toEqual(random);
+    }
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects/not-a-uuid', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects' }), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents every projects and tasks route', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    for (const path of ['/v1/projects', '/v1/projects/{projectId}', '/v1/projects/{projectId}/members', '/v1/projects/{projectId}/categories',
+      '/v1/projects/{projectId}/phases', '/v1/projects/{projectId}/specs', '/v1/projects/{projectId}/task-statuses',
+      '/v1/projects/{projectId}/tasks', '/v1/tasks/{taskId}', '/v1/tasks/{taskId}/activity']) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    expect(doc.paths['/v1/projects'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['status', 'limit', 'offset']));
+  });
+});

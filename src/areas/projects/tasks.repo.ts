@@ -1,0 +1,145 @@
+import type { Sql } from '../../core/db/database.js';
+import type { ActivityRow, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow } from './tasks.schemas.js';
+
+/** Statuses a project sees: its own rows, plus the organization's rows whose key it does not override. */
+const EFFECTIVE_STATUSES = `SELECT s.id, s.key, s.name, s.sort_order, s.is_done, s.project_id FROM task_statuses s
+  WHERE s.org_id = $1 AND (s.project_id = $2 OR (s.project_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM task_statuses o WHERE o.org_id = $1 AND o.project_id = $2 AND o.key = s.key)))`;
+
+/**
+ * The list statement for one combination of filters (each combination is its own prepared statement, so
+ * every one gets a plan for its own index). Page and total come back together. Exported for the EXPLAIN test.
+ */
+export function listTasksSql(f: ListTasksFilter): { text: string; params: (p: { orgId: string; projectId: string; limit: number; offset: number } & ListTasksFilter) => unknown[] } {
+  const where: string[] = [];
+  const order: Array<keyof ListTasksFilter> = [];
+  let n = 4;
+  if (f.spec_id) { where.push(`AND t.spec_id = $${++n}`); order.push('spec_id'); }
+  if (f.assignee_id) { where.push(`AND t.assigned_to = $${++n}`); order.push('assignee_id'); }
+  if (f.status) {
+    where.push(`AND t.status_id IN (SELECT s.id FROM task_statuses s WHERE s.org_id = $1 AND s.key = $${++n} AND (s.project_id IS NULL OR s.project_id = $2))`);
+    order.push('status');
+  }
+  const text = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
+      t.due_date, t.created_at, t.updated_at, t.total
+    FROM (SELECT t.org_id, t.id, t.project_id, t.spec_id, t.title, t.status_id, t.priority, t.assigned_to, t.due_date, t.created_at, t.updated_at,
+            count(*) OVER () AS total
+          FROM tasks t WHERE t.org_id = $1 AND t.project_id = $2 ${where.join(' ')}
+          ORDER BY t.id DESC LIMIT $3 OFFSET $4) t
+    JOIN task_statuses s ON s.org_id = t.org_id AND s.id = t.status_id
+    ORDER BY t.id DESC`;
+  return { text, params: (p) => [p.orgId, p.projectId, p.limit, p.offset, ...order.map((k) => p[k])] };
+}
+
+const TASK_SELECT = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
+    t.due_date, t.created_at, t.updated_at, t.description, t.status_id, t.parent_task_id, t.created_by,
+    ARRAY(SELECT d.depends_on_task_id FROM task_dependencies d WHERE d.org_id = t.org_id AND d.task_id = t.id ORDER BY d.depends_on_task_id) AS depends_on
+  FROM tasks t JOIN task_statuses s ON s.org_id = t.org_id AND s.id = t.status_id`;
+
+export type ActivityInput = { id: string; action: 'created' | 'updated'; field: string | null; old_value: unknown; new_value: unknown };
+export type Actor = { userId: string | null; apiKeyId: string | null; kind: string };
+
+export const tasksRepo = {
+  list: (sql: Sql, orgId: string, projectId: string, f: ListTasksFilter, limit: number, offset: number) => {
+    const q = listTasksSql(f);
+    return sql.query<TaskListRow & { total?: number }>(q.text, q.params({ orgId, projectId, limit, offset, ...f }));
+  },
+  count: async (sql: Sql, orgId: string, projectId: string, f: ListTasksFilter) => {
+    const q = listTasksSql(f);
+    const rows = await sql.query<{ total: number }>(q.text, q.params({ orgId, projectId, limit: 1, offset: 0, ...f }));
+    return rows[0]?.total ?? 0;
+  },
+
+  byId: (sql: Sql, orgId: string, id: string, forUpdate = false) =>
+    sql.one<TaskRow>(`${TASK_SELECT} WHERE t.org_id = $1 AND t.id = $2${forUpdate ? ' FOR NO KEY UPDATE OF t' : ''}`, [orgId, id]),
+
+  statuses: (sql: Sql, orgId: string, projectId: string) =>
+    sql.query<TaskStatusRow>(`SELECT * FROM (${EFFECTIVE_STATUSES}) e ORDER BY e.sort_order, e.key`, [orgId, projectId]),
+
+  statusByKey: (sql: Sql, orgId: string, projectId: string, key: string) =>
+    sql.one<TaskStatusRow>(`SELECT * FROM (${EFFECTIVE_STATUSES}) e WHERE e.key = $3`, [orgId, projectId, key]),
+
+  statusById: (sql: Sql, orgId: string, id: string) =>
+    sql.one<TaskStatusRow>(`SELECT s.id, s.key, s.name, s.sort_order, s.is_done, s.project_id FROM task_statuses s WHERE s.org_id = $1 AND s.id = $2`, [orgId, id]),
+
+  /** The project's state and the status a new task starts in (the first open status), in one round trip. */
+  projectForNewTask: (sql: Sql, orgId: string, projectId: string) =>
+    sql.one<{ is_active: boolean; status_id: string | null; status_key: string | null }>(`SELECT p.is_active, st.id AS status_id, st.key AS status_key
+      FROM projects p LEFT JOIN LATERAL (SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHERE NOT e.is_done ORDER BY e.sort_order, e.key LIMIT 1) st ON true
+      WHERE p.org_id = $1 AND p.id = $2`, [orgId, projectId]),
+
+  tasksProjects: (sql: Sql, orgId: string, ids: string[]) =>
+    sql.query<{ id: string; project_id: string }>(`SELECT id, project_id FROM tasks WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]),
+
+  specProject: (sql: Sql, orgId: string, specId: string) =>
+    sql.one<{ project_id: string }>(`SELECT project_id FROM specs WHERE org_id = $1 AND id = $2`, [orgId, specId]),
+
+  isOrgMember: async (sql: Sql, orgId: string, userId: string) =>
+    !!(await sql.one(`SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId])),
+
+  /** Members of the organization among the given lower-case e-mails (for @mentions). */
+  membersByEmail: (sql: Sql, orgId: string, emails: string[]) =>
+    sql.query<{ id: string; email: string }>(`SELECT u.id, lower(u.email) AS email FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.org_id = $1 AND lower(u.email) = ANY($2::text[])`, [orgId, emails]),
+
+  /** Whether `target` is reachable from any of `from` along depends_on links (a new link to `from` would close a cycle). */
+  dependsReach: async (sql: Sql, orgId: string, from: string[], target: string) =>
+    !!(await sql.one(`WITH RECURSIVE reach(id) AS (
+        SELECT unnest($2::uuid[]) UNION SELECT d.depends_on_task_id FROM task_dependencies d JOIN reach r ON d.org_id = $1 AND d.task_id = r.id
+      ) SELECT 1 FROM reach WHERE id = $3 LIMIT 1`, [orgId, from, target])),
+
+  /** Whether `target` is `start` or one of its ancestors along parent_task_id. */
+  parentReach: async (sql: Sql, orgId: string, start: string, target: string) =>
+    !!(await sql.one(`WITH RECURSIVE up(id, parent) AS (
+        SELECT id, parent_task_id FROM tasks WHERE org_id = $1 AND id = $2
+        UNION SELECT t.id, t.parent_task_id FROM tasks t JOIN up ON t.org_id = $1 AND t.id = up.parent
+      ) SELECT 1 FROM up WHERE id = $3 LIMIT 1`, [orgId, start, target])),
+
+  /** Serializes dependency and parent changes per organization so two concurrent edits cannot close a cycle. */
+  lockGraph: (sql: Sql, orgId: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('task-graph:' || $1::text, 0))`, [orgId]),
+
+  /** Inserts the task, its dependencies and its first activity rows in one statement. */
+  insert: (sql: Sql, t: { orgId: string; id: string; projectId: string; specId: string | null; parentTaskId: string | null; title: string; description: string | null;
+    statusId: string; priority: string; assignedTo: string | null; dueDate: string | null; createdBy: string; dependsOn: string[] }, activity: ActivityInput[], a: Actor) =>
+    sql.exec(`WITH ins AS (
+        INSERT INTO tasks (org_id, id, project_id, spec_id, parent_task_id, title, description, status_id, priority, assigned_to, due_date, created_by)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING org_id, id
+      ), deps AS (
+        INSERT INTO task_dependencies (org_id, task_id, depends_on_task_id) SELECT ins.org_id, ins.id, d FROM ins, unnest($13::uuid[]) AS d
+      ) INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
+        SELECT ins.org_id, x.id, ins.id, x.action, x.field, x.old_value, x.new_value, $15, $16, $17
+        FROM ins, jsonb_to_recordset($14::jsonb) AS x(id uuid, action text, field text, old_value jsonb, new_value jsonb)`,
+      [t.orgId, t.id, t.projectId, t.specId, t.parentTaskId, t.title, t.description, t.statusId, t.priority, t.assignedTo, t.dueDate, t.createdBy,
+        t.dependsOn, JSON.stringify(activity), a.userId, a.apiKeyId, a.kind]),
+
+  update: (sql: Sql, orgId: string, id: string, t: { specId: string | null; parentTaskId: string | null; title: string; description: string | null;
+    statusId: string; priority: string; assignedTo: string | null; dueDate: string | null }) =>
+    sql.exec(`UPDATE tasks SET spec_id = $3, parent_task_id = $4, title = $5, description = $6, status_id = $7, priority = $8,
+        assigned_to = $9, due_date = $10, updated_at = now() WHERE org_id = $1 AND id = $2`,
+      [orgId, id, t.specId, t.parentTaskId, t.title, t.description, t.statusId, t.priority, t.assignedTo, t.dueDate]),
+
+  replaceDependencies: async (sql: Sql, orgId: string, id: string, dependsOn: string[]) => {
+    await sql.exec(`DELETE FROM task_dependencies WHERE org_id = $1 AND task_id = $2`, [orgId, id]);
+    if (dependsOn.length) {
+      await sql.exec(`INSERT INTO task_dependencies (org_id, task_id, depends_on_task_id) SELECT $1, $2, unnest($3::uuid[])`, [orgId, id, dependsOn]);
+    }
+  },
+
+  insertActivity: (sql: Sql, orgId: string, taskId: string, activity: ActivityInput[], a: Actor) =>
+    sql.exec(`INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
+      SELECT $1, x.id, $2, x.action, x.field, x.old_value, x.new_value, $4, $5, $6
+      FROM jsonb_to_recordset($3::jsonb) AS x(id uuid, action text, field text, old_value jsonb, new_value jsonb)`,
+      [orgId, taskId, JSON.stringify(activity), a.userId, a.apiKeyId, a.kind]),
+
+  delete: (sql: Sql, orgId: string, id: string) =>
+    sql.one<{ project_id: string; title: string }>(`DELETE FROM tasks WHERE org_id = $1 AND id = $2 RETURNING project_id, title`, [orgId, id]),
+
+  activity: (sql: Sql, orgId: string, taskId: string, limit: number, offset: number) =>
+    sql.query<ActivityRow & { total?: number }>(`SELECT a.id, a.task_id, a.action, a.field, a.old_value, a.new_value, a.actor_user_id, a.actor_api_key_id,
+        a.actor_kind, a.created_at, count(*) OVER () AS total
+      FROM task_activity a WHERE a.org_id = $1 AND a.task_id = $2 ORDER BY a.id DESC LIMIT $3 OFFSET $4`, [orgId, taskId, limit, offset]),
+  countActivity: async (sql: Sql, orgId: string, taskId: string) =>
+    (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM task_activity WHERE org_id = $1 AND task_id = $2`, [orgId, taskId]))!.n,
+  exists: async (sql: Sql, orgId: string, id: string) =>
+    !!(await sql.one(`SELECT 1 FROM tasks WHERE org_id = $1 AND id = $2`, [orgId, id])),
+};

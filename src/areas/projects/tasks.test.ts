@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import type { PlatformEvent } from '../../core/events.js';
+import { createProject, createTask, memberOf } from './projects.fixtures.js';
+
+let t: TestApp;
+let a: Tenant;
+let b: Tenant;
+const events: PlatformEvent[] = [];
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  b = await newTenant(t.app);
+  t.platform.events.subscribe((e) => { events.push(e); });
+});
+afterAll(async () => { await t.close(); });
+
+const RANDOM = '0190a5b4-0000-7000-8000-000000000000';
+type Who = { auth: Record<string, string> };
+const req = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, who: Who = a) =>
+  t.app.inject({ method, url, headers: who.auth, payload: payload as object | undefined });
+const task = async (id: string, who: Who = a) => (await req('GET', `/v1/tasks/${id}`, undefined, who)).json().data;
+const settle = () => new Promise((res) => setTimeout(res, 15));
+
+describe('POST /v1/projects/{projectId}/tasks', () => {
+  it('201 with data = the new id; defaults; full single-task shape', async () => {
+    const p = await createProject(t.app, a);
+    const spec = (await req('POST', `/v1/projects/${p.id}/specs`, { title: 'S' })).json().data;
+    const r = await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'Wire it', description: 'text', spec_id: spec.spec_id, priority: 'high', assignee_id: a.userId, due_date: '2030-01-02T03:04:05+02:00' });
+    expect(r.statusCode).toBe(201);
+    const id = r.json().data;
+    expect(typeof id).toBe('string');
+    expect(await task(id)).toMatchObject({
+      id, project_id: p.id, spec_id: spec.spec_id, title: 'Wire it', description: 'text', status_key: 'todo', status_name: 'To do',
+      priority: 'high', assigned_to: a.userId, due_date: '2030-01-02T01:04:05.000Z', parent_task_id: null, depends_on: [], created_by: a.userId,
+    });
+    const plain = await task(await createTask(t.app, a, p.id));
+    expect(plain).toMatchObject({ priority: 'medium', assigned_to: null, due_date: null, spec_id: null, description: null, status_key: 'todo' });
+    expect(plain.status_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('404 for an unknown or foreign project; 400 for bad bodies; 403 for a viewer', async () => {
+    const p = await createProject(t.app, a);
+    errorOf(await req('POST', `/v1/projects/${RANDOM}/tasks`, { title: 'x' }), 404, 'NOT_FOUND');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x' }, b), 404, 'NOT_FOUND');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, {}), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', priority: 'urgent' }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', status: 'done' }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', id: RANDOM }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', due_date: 'tomorrow' }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: ['nope'] }), 400, 'VALIDATION_ERROR');
+    expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', assignee_id: b.userId }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'assignee_id' });
+    expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', spec_id: RANDOM }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'spec_id' });
+    expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: [RANDOM] }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'depends_on' });
+    const v = await memberOf(t.app, a, 'viewer');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x' }, v), 403, 'PERMISSION_DENIED');
+    const q = await createProject(t.app, a);
+    const elsewhere = await createTask(t.app, a, q.id);
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: [elsewhere] }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', parent_task_id: elsewhere }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('GET /v1/projects/{projectId}/tasks', () => {
+  it('list items, filters (spec_id, status, assignee_id) and pagination', async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    const spec = (await req('POST', `/v1/projects/${p.id}/specs`, { title: 'S' })).json().data.spec_id;
+    const t1 = await createTask(t.app, a, p.id, { title: 'one', spec_id: spec });
+    const t2 = await createTask(t.app, a, p.id, { title: 'two', assignee_id: m.userId });
+    const t3 = await createTask(t.app, a, p.id, { title: 'three' });
+    await req('PUT', `/v1/tasks/${t3}`, { status: 'done' });
+    const list = (await req('GET', `/v1/projects/${p.id}/tasks`)).json();
+    expect(list.pagination).toEqual({ total: 3, limit: 50, offset: 0, has_more: false });
+    expect(list.data.map((x: { id: string }) => x.id)).toEqual([t3, t2, t1]);
+    expect(Object.keys(list.data[0]).sort()).toEqual(['assigned_to', 'created_at', 'due_date', 'id', 'priority', 'project_id', 'spec_id', 'status_key', 'status_name', 'title', 'updated_at']);
+    expect(list.data[0]).toMatchObject({ status_key: 'done', status_name: 'Done' });
+    const ids = async (q: string) => (await req('GET', `/v1/projects/${p.id}/tasks?${q}`)).json().data.map((x: { id: string }) => x.id);
+    expect(await ids(`spec_id=${spec}`)).toEqual([t1]);
+    expect(await ids(`assignee_id=${m.userId}`)).toEqual([t2]);
+    expect(await ids('status=todo')).toEqual([t2, t1]);
+    expect(await ids('status=done')).toEqual([t3]);
+    expect(await ids(`status=todo&assignee_id=${m.userId}`)).toEqual([t2]);
+    expect(await ids('status=nonexistent')).toEqual([]);
+    const page = (await req('GET', `/v1/projects/${p.id}/tasks?limit=2&offset=2`)).json();
+    expect(page.pagination).toEqual({ total: 3, limit: 2, offset: 2, has_more: false });
+    expect(page.data.map((x: { id: string }) => x.id)).toEqual([t1]);
+    const first = (await req('GET', `/v1/projects/${p.id}/tasks?limit=2`)).json();
+    expect(first.pagination.has_more).toBe(true);
+    const past = (await req('GET', `/v1/projects/${p.id}/tasks?limit=2&offset=6`)).json();
+    expect(past.pagination).toEqual({ total: 3, limit: 2, offset: 6, has_more: false });
+    errorOf(await req('GET', `/v1/projects/${p.id}/tasks?limit=101`), 400, 'INVALID_PARAMETER');
+    errorOf(await req('GET', `/v1/projects/${p.id}/tasks?assignee_id=bob`), 400, 'INVALID_PARAMETER');
+    errorOf(await req('GET', `/v1/projects/${p.id}/tasks`, undefined, b), 404, 'NOT_FOUND');
+    errorOf(await req('GET', `/v1/projects/${RANDOM}/tasks`), 404, 'NOT_FOUND');
+    expect((await req('GET', `/v1/projects/${(await createProject(t.app, a)).id}/tasks`)).json().data).toEqual([]);
+  });
+});
+
+describe('PUT /v1/tasks/{taskId}', () => {
+  it('changes status by key, priority, assignee, fields; null clears; activity records each change', async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    const id = await createTask(t.app, a, p.id, { title: 'T', description: 'd', due_date: '2030-01-01T00:00:00Z' });
+    const r = await req('PUT', `/v1/tasks/${id}`, { status: 'in_progress', priority: 'critical', assignee_id: m.userId, title: 'T2', description: null, due_date: null });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().data).toMatchObject({ status_key: 'in_progress', status_name: 'In progress', priority: 'critical', assigned_to: m.userId, title: 'T2', description: null, due_date: null });
+    const byMember = await req('PUT', `/v1/tasks/${id}`, { assignee_id: null }, m);
+    expect(byMember.json().data.assigned_to).toBeNull();
+    const act = (await req('GET', `/v1/tasks/${id}/activity`)).json();
+    expect(act.pagination).toMatchObject({ total: 8, offset: 0, has_more: false });
+    const rows = act.data as Array<{ action: string; field: string | null; old_value: unknown; new_value: unknown; actor_user_id: string; created_at: string }>;
+    expect(rows[0]).toMatchObject({ action: 'updated', field: 'assigned_to', old_value: m.userId, new_value: null, actor_user_id: m.userId, actor_kind: 'user' });
+    const byField = Object.fromEntries(rows.filter((x) => x.actor_user_id === a.userId && x.action === 'updated').map((x) => [x.field, [x.old_value, x.new_value]]));
+    expect(byField).toEqual({
+      status: ['todo', 'in_progress'], priority: ['medium', 'critical'], assigned_to: [null, m.userId], title: ['T', 'T2'],
+      description: ['d', null], due_date: ['2030-01-01T00:00:00.000Z', null],
+    });
+    expect(rows[rows.length - 1]).toMatchObject({ action: 'created', field: null, actor_user_id: a.userId });
+    expect(Date.parse(rows[0].created_at)).not.toBeNaN();
+    const page = (await req('GET', `/v1/tasks/${id}/activity?limit=3&offset=3`)).json();
+    expect(page.pagination).toEqual({ total: 8, limit: 3, offset: 3, has_more: true });
+    expect(page.data).toHaveLength(3);
+  });
+
+  it('undefined status key and empty body are VALIDATION_ERROR', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id);
+    const e = errorOf(await req('PUT', `/v1/tasks/${id}`, { status: 'shipped' }), 400, 'VALIDATION_ERROR');
+    expect(e.message).toContain('shipped');
+    expect(e.details).toMatchObject({ field: 'status' });
+    errorOf(await req('PUT', `/v1/tasks/${id}`, {}), 400, 'VALIDATION_ERROR');
+    errorOf(await req('PUT', `/v1/tasks/${id}`, { updated_at: '2030-01-01T00:00:00Z' }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('PUT', `/v1/tasks/${id}`, { priority: 'urgent' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('depends_on links tasks of the same project and refuses cycles; parent_task_id makes subtasks', async () => {
+    const p = await createProject(t.app, a);
+    const x = await createTask(t.app, a, p.id, { title: 'x' });
+    const y = await createTask(t.app, a, p.id, { title: 'y', depends_on: [x] });
+    const z = await createTask(t.app, a, p.id, { title: 'z', depends_on: [y] });
+    expect((await task(z)).depends_on).toEqual([y]);
+    const cyc = errorOf(await req('PUT', `/v1/tasks/${x}`, { depends_on: [z] }), 400, 'VALIDATION_ERROR');
+    expect(cyc.message).toMatch(/cycle/);
+    expect(cyc.details).toMatchObject({ field: 'depends_on', reason: 'DEPENDENCY_CYCLE' });
+    errorOf(await req('PUT', `/v1/tasks/${x}`, { depends_on: [x] }), 400, 'VALIDATION_ERROR');
+    expect((await req('PUT', `/v1/tasks/${z}`, { depends_on: [x, y] })).json().data.depends_on.sort()).toEqual([x, y].sort());
+    expect((await req('PUT', `/v1/tasks/${z}`, { depends_on: [] })).json().data.depends_on).toEqual([]);
+    // Subtasks
+    const sub = await createTask(t.app, a, p.id, { title: 'sub', parent_task_id: x });
+    expect((await task(sub)).parent_task_id).toBe(x);
+    const subsub = await createTask(t.app, a, p.id, { title: 'subsub', parent_task_id: sub });
+    expect(errorOf(await req('PUT', `/v1/tasks/${x}`, { parent_task_id: subsub }), 400, 'VALIDATION_ERROR').details).toMatchObject({ reason: 'PARENT_CYCLE' });
+    errorOf(await req('PUT', `/v1/tasks/${x}`, { parent_task_id: x }), 400, 'VALIDATION_ERROR');
+    const q = await createProject(t.app, a);
+    const other = await createTask(t.app, a, q.id);
+    errorOf(await req('PUT', `/v1/tasks/${x}`, { depends_on: [other] }), 400, 'VALIDATION_ERROR');
+    // Deleting a parent keeps its subtasks, without a parent.
+    expect((await req('DELETE', `/v1/tasks/${sub}`)).statusCode).toBe(200);
+    expect((await task(subsub)).parent_task_id).toBeNull();
+  });
+});
+
+describe('concurrency', () => {
+  it('two concurrent edits cannot close a dependency cycle', async () => {
+    const p = await createProject(t.app, a);
+    for (let i = 0; i < 5; i++) {
+      const x = await createTask(t.app, a, p.id);
+      const y = await createTask(t.app, a, p.id);
+      const [r1, r2] = await Promise.all([req('PUT', `/v1/tasks/${x}`, { depends_on: [y] }), req('PUT', `/v1/tasks/${y}`, { depends_on: [x] })]);
+      expect([r1.statusCode, r2.statusCode].sort()).toEqual([200, 400]);
+    }
+  });
+});
+
+describe('DELETE and cross-tenant', () => {
+  it('DELETE removes the task; 404 afterwards; member without task.delete is refused', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id);
+    const v = await memberOf(t.app, a, 'viewer');
+    errorOf(await req('DELETE', `/v1/tasks/${id}`, undefined, v), 403, 'PERMISSION_DENIED');
+    const d = await req('DELETE', `/v1/tasks/${id}`);
+    expect(d.json()).toEqual({ success: true, data: { id, deleted: true } });
+    errorOf(await req('GET', `/v1/tasks/${id}`), 404, 'NOT_FOUND');
+    errorOf(await req('GET', `/v1/tasks/${id}/activity`), 404, 'NOT_FOUND');
+    errorOf(await req('DELETE', `/v1/tasks/${id}`), 404, 'NOT_FOUND');
+  });
+
+  it('another organization gets the same 404 as a random id on every task route', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id);
+    for (const [method, suffix, body] of [['GET', '', undefined], ['PUT', '', { title: 'x' }], ['DELETE', '', undefined], ['GET', '/activity', undefined]] as const) {
+      const other = errorOf(await req(method, `/v1/tasks/${id}${suffix}`, body, b), 404, 'NOT_FOUND');
+      const random = errorOf(await req(method, `/v1/tasks/${RANDOM}${suffix}`, body, b), 404, 'NOT_FOUND');
+      expect(other).toEqual(random);
+    }
+    errorOf(await req('GET', '/v1/tasks/123'), 400, 'INVALID_ID_FORMAT');
+    expect((await task(id)).title).toBe('A task');
+  });
+
+  it('tasks of an archived project stay readable but refuse changes (409)', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id);
+    await req('PUT', `/v1/projects/${p.id}`, { is_active: false });
+    expect((await req('GET', `/v1/tasks/${id}`)).statusCode).toBe(200);
+    expect((await req('GET', `/v1/projects/${p.id}/tasks`)).json().data).toHaveLength(1);
+    errorOf(await req('PUT', `/v1/tasks/${id}`, { title: 'x' }), 409, 'CONFLICT');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x' }), 409, 'CONFLICT');
+  });
+});
+
+describe('events', () => {
+  it('publishes created, assigned, status_changed, completed, updated, mentioned, deleted after commit', async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    events.length = 0;
+    const id = await createTask(t.app, a, p.id, { title: 'E', assignee_id: m.userId, description: `ping @${m.email} and @nobody@example.test` });
+    await settle();
+    const mine = () => events.filter((e) => e.targetId === id);
+    expect(mine().map((e) => e.type)).toEqual(['task.created', 'task.assigned', 'task.mentioned']);
+    expect(mine()[1]).toMatchObject({ orgId: a.orgId, actorUserId: a.userId, targetType: 'task', recipients: [m.userId] });
+    expect(mine()[2].recipients).toEqual([m.userId]);
+    events.length = 0;
+    await req('PUT', `/v1/tasks/${id}`, { status: 'in_review' });
+    await req('PUT', `/v1/tasks/${id}`, { status: 'done' });
+    await req('PUT', `/v1/tasks/${id}`, { status: 'done' }); // no change, no event
+    await req('PUT', `/v1/tasks/${id}`, { description: `ping @${m.email} and @${a.email.toUpperCase()}` });
+    await req('DELETE', `/v1/tasks/${id}`);
+    await settle();
+    expect(mine().map((e) => e.type)).toEqual([
+      'task.updated', 'task.status_changed', 'task.updated', 'task.status_changed', 'task.completed', 'task.updated', 'task.mentioned', 'task.deleted',
+    ]);
+    expect(mine()[3].data).toMatchObject({ from: 'in_review', to: 'done' });
+    expect(mine()[6].recipients).toEqual([a.userId]);
+    const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND target_id = $2 ORDER BY id`, [a.orgId, id]);
+    expect(audit.map((r) => r.action)).toEqual(['task.created', 'task.updated', 'task.updated', 'task.updated', 'task.deleted']);
+  });
+});

@@ -1,0 +1,72 @@
+import type { ServiceContext } from '../../core/context.js';
+import { requirePermission } from '../../core/context.js';
+import { notFound, permissionDenied } from '../../core/errors.js';
+import { audit } from '../../core/audit.js';
+import { uuidv7 } from '../../core/ids.js';
+import type { Sql } from '../../core/db/database.js';
+import { moderate } from '../documents/documents.service.js';
+import type { CreateCommentInput } from './sync.schemas.js';
+
+const COLS = 'id, org_id, target_type, target_id, body, author_id, created_at, updated_at';
+const VIEW = { document: 'document.view', task: 'task.view' } as const;
+const WRITE = { document: 'document.update', task: 'task.update' } as const;
+type Target = keyof typeof VIEW;
+
+async function targetExists(sql: Sql, orgId: string, type: Target, id: string) {
+  const table = type === 'document' ? 'documents' : 'tasks';
+  if (!(await sql.one(`SELECT 1 FROM ${table} WHERE org_id = $1 AND id = $2`, [orgId, id]))) throw notFound(type === 'document' ? 'Document' : 'Task', { field: 'target_id' });
+}
+
+/** Comments on a document or a task, oldest first (a discussion reads top-down). */
+export async function listComments(ctx: ServiceContext, q: { target_type: Target; target_id: string; limit: number; offset: number }) {
+  const p = requirePermission(ctx, VIEW[q.target_type]);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    await targetExists(sql, p.orgId, q.target_type, q.target_id);
+    const rows = await sql.query<Record<string, unknown> & { total: number }>(`SELECT ${COLS}, count(*) OVER () AS total FROM comments
+      WHERE org_id = $1 AND target_type = $2 AND target_id = $3 ORDER BY id LIMIT $4 OFFSET $5`, [p.orgId, q.target_type, q.target_id, q.limit, q.offset]);
+    return { items: rows.map(({ total: _t, ...r }) => r), total: rows[0]?.total ?? 0 };
+  });
+}
+
+export async function createComment(ctx: ServiceContext, input: CreateCommentInput) {
+  const p = requirePermission(ctx, WRITE[input.target_type]);
+  await moderate(ctx, [input.body]);
+  return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await targetExists(sql, p.orgId, input.target_type, input.target_id);
+    const row = await sql.one<{ id: string }>(`INSERT INTO comments (org_id, id, target_type, target_id, body, author_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLS}`,
+      [p.orgId, uuidv7(), input.target_type, input.target_id, input.body, p.userId]);
+    await audit(sql, ctx, { action: 'comment.created', targetType: 'comment', targetId: row!.id, details: { target_type: input.target_type, target_id: input.target_id } });
+    return row!;
+  });
+}
+
+async function ownComment(sql: Sql, ctx: ServiceContext, orgId: string, id: string, adminPermission?: string) {
+  const row = await sql.one<{ author_id: string | null; target_type: Target }>(`SELECT author_id, target_type FROM comments WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+  if (!row || !ctx.principal!.permissions.has(VIEW[row.target_type])) throw notFound('Comment');
+  const mayModerate = adminPermission && ctx.principal!.permissions.has(adminPermission);
+  if (row.author_id !== ctx.principal!.userId && !mayModerate) throw permissionDenied(adminPermission ?? 'comment.author');
+  return row;
+}
+
+/** Only the author edits a comment. */
+export async function updateComment(ctx: ServiceContext, input: { id: string; body: string }) {
+  const p = requirePermission(ctx, 'document.view');
+  await moderate(ctx, [input.body]);
+  return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await ownComment(sql, ctx, p.orgId, input.id);
+    const row = await sql.one(`UPDATE comments SET body = $3, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ${COLS}`, [p.orgId, input.id, input.body]);
+    await audit(sql, ctx, { action: 'comment.updated', targetType: 'comment', targetId: input.id });
+    return row!;
+  });
+}
+
+/** The author, or an administrator (org.manage_members), deletes a comment. */
+export async function deleteComment(ctx: ServiceContext, input: { id: string }) {
+  const p = requirePermission(ctx, 'document.view');
+  await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await ownComment(sql, ctx, p.orgId, input.id, 'org.manage_members');
+    await sql.exec(`DELETE FROM comments WHERE org_id = $1 AND id = $2`, [p.orgId, input.id]);
+    await audit(sql, ctx, { action: 'comment.deleted', targetType: 'comment', targetId: input.id });
+  });
+  return { id: input.id, deleted: true };
+}

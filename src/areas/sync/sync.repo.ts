@@ -1,0 +1,42 @@
+import type { Sql } from '../../core/db/database.js';
+
+/** Synced resource type → table. Each table has a change-log trigger (migration 0041). */
+export const SYNC_TABLES = {
+  entities: 'entities', relationships: 'relationships', documents: 'documents', tasks: 'tasks', comments: 'comments', projects: 'projects',
+} as const;
+export type SyncType = keyof typeof SYNC_TABLES;
+export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
+
+/** Columns never sent to clients. */
+const HIDDEN: Record<SyncType, string[]> = {
+  entities: ['org_id'], relationships: ['org_id'], comments: ['org_id'], tasks: ['org_id'], projects: ['org_id'],
+  documents: ['org_id', 'search', 'content_version', 'file_key', 'file_content_type', 'language'],
+};
+
+/**
+ * The barrier: waits for this organization's in-flight synced writes (they hold the same transaction
+ * lock until they commit), then reads the highest change number and the clock. Every change at or
+ * below `bound` is committed and visible; every later change gets a higher number and a later time.
+ * Runs in its own transaction (the lock ends with it).
+ */
+export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number; nowMs: number }> {
+  await sql.query(`SELECT app_sync_lock($1)`, [orgId]);
+  const r = await sql.one<{ bound: number; now_ms: number }>(`SELECT COALESCE((SELECT change_seq FROM sync_changes WHERE org_id = $1 ORDER BY change_seq DESC LIMIT 1), 0) AS bound,
+      floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`, [orgId]);
+  return { bound: r!.bound, nowMs: r!.now_ms };
+}
+
+export interface ChangeRow { id: string; change_seq: number; changed_at: string; deleted: boolean; data: Record<string, unknown> | null }
+
+/** One page of changes in change order, (after, bound]; `sinceMs` null = bulk (live rows only). */
+export async function changes(sql: Sql, orgId: string, type: SyncType, q: { after: number; bound: number; sinceMs: number | null; limit: number }): Promise<ChangeRow[]> {
+  const table = SYNC_TABLES[type];
+  const hidden = HIDDEN[type].map((c) => ` - '${c}'`).join('');
+  return sql.query<ChangeRow>(`SELECT c.id, c.change_seq, c.changed_at, (c.deleted OR r.id IS NULL) AS deleted,
+      CASE WHEN r.id IS NULL THEN NULL ELSE to_jsonb(r)${hidden} END AS data
+    FROM sync_changes c LEFT JOIN ${table} r ON r.org_id = c.org_id AND r.id = c.id
+    WHERE c.org_id = $1 AND c.resource_type = $2 AND c.change_seq > $3 AND c.change_seq <= $4
+      AND ($5::bigint IS NULL OR c.changed_at > to_timestamp($5::bigint / 1000.0))
+      AND ($5::bigint IS NOT NULL OR NOT c.deleted)
+    ORDER BY c.change_seq LIMIT $6`, [orgId, type, q.after, q.bound, q.sinceMs, q.limit]);
+}

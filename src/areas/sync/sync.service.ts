@@ -1,0 +1,73 @@
+import type { ServiceContext } from '../../core/context.js';
+import { actor } from '../../core/context.js';
+import { AppError } from '../../core/errors.js';
+import { checkNeeds } from '../../core/http/guard.js';
+import { decodeCursor, encodeCursor } from '../../core/pagination.js';
+import * as repo from './sync.repo.js';
+
+export const SYNC_PAGE_MAX = 500;
+
+const NEEDS: Record<repo.SyncType, { scope: string; permission: string }> = {
+  documents: { scope: 'documents:read', permission: 'document.view' },
+  comments: { scope: 'documents:read', permission: 'document.view' },
+  entities: { scope: 'projects:read', permission: 'project.view' },
+  relationships: { scope: 'projects:read', permission: 'project.view' },
+  tasks: { scope: 'projects:read', permission: 'task.view' },
+  projects: { scope: 'projects:read', permission: 'project.view' },
+};
+
+interface Cursor extends Record<string, unknown> { r: string; b: number; a: number; t: number; s: number | null }
+
+/** Timestamps inside to_jsonb come as "…+00:00"; clients get RFC 3339 UTC like everywhere else. */
+function normalize(data: Record<string, unknown>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(data)) {
+    if (typeof v === 'string' && (k.endsWith('_at') || k === 'due_date') && /^\d{4}-\d{2}-\d{2}T/.test(v)) data[k] = new Date(v).toISOString();
+  }
+  return data;
+}
+
+export interface SyncPage {
+  resource_type: string; mode: 'bulk' | 'delta';
+  items: Record<string, unknown>[]; deleted: Array<{ id: string; deleted_at: string }>;
+  next_cursor: string | null; has_more: boolean; server_time: number;
+}
+
+/**
+ * Delta pull (spec 4.5). Without `since`: every live record (bulk). With `since` (epoch ms): records
+ * changed after it, deletions as tombstones. Pages follow an opaque cursor that pins the change set
+ * the first page saw; after the last page, `server_time` is the `since` of the next pull.
+ */
+export async function pull(ctx: ServiceContext, input: { resourceType: string; since?: number; cursor?: string; limit?: number }): Promise<SyncPage> {
+  const p = actor(ctx);
+  const type = input.resourceType as repo.SyncType;
+  if (!repo.SYNC_TYPES.includes(type)) {
+    throw new AppError('NOT_FOUND', `Unknown resource type "${input.resourceType}"`, { supported: repo.SYNC_TYPES });
+  }
+  checkNeeds(NEEDS[type], p);
+  const limit = Math.min(input.limit ?? SYNC_PAGE_MAX, SYNC_PAGE_MAX);
+  let cur: Cursor;
+  if (input.cursor) {
+    cur = decodeCursor<Cursor>(input.cursor, ['r', 'b', 'a', 't', 's']);
+    if (cur.r !== type || (input.since !== undefined && input.since !== cur.s)) {
+      throw new AppError('INVALID_PARAMETER', 'The cursor belongs to another resource type or since', { field: 'cursor' });
+    }
+  } else {
+    const b = await ctx.platform.db.tenantTx(p.orgId, (sql) => repo.barrier(sql, p.orgId));
+    cur = { r: type, b: b.bound, a: 0, t: b.nowMs, s: input.since ?? null };
+  }
+  const rows = await ctx.platform.db.tenant(p.orgId, (sql) => repo.changes(sql, p.orgId, type, { after: cur.a, bound: cur.b, sinceMs: cur.s, limit: limit + 1 }));
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const items: Record<string, unknown>[] = [];
+  const deleted: Array<{ id: string; deleted_at: string }> = [];
+  for (const r of page) {
+    if (r.deleted || !r.data) deleted.push({ id: r.id, deleted_at: r.changed_at });
+    else items.push(normalize(r.data));
+  }
+  const last = page.at(-1);
+  return {
+    resource_type: type, mode: cur.s === null ? 'bulk' : 'delta', items, deleted,
+    next_cursor: hasMore && last ? encodeCursor({ ...cur, a: last.change_seq }) : null,
+    has_more: hasMore, server_time: cur.t,
+  };
+}

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Envelope, ListEnvelope, ok, okList } from '../../../core/http/envelope.js';
+import { OffsetQuery } from '../../../core/pagination.js';
+import * as S from './alert-rules.schemas.js';
+import * as svc from './alert-rules.service.js';
+
+const read = { scope: 'notifications:read', permission: 'notification.view' } as const;
+const Page = Type.Object(OffsetQuery(50, 100));
+
+export default async function alertRuleRoutes(app: FastifyInstance) {
+  app.get('/v1/alert-rules', { config: read, schema: { summary: 'Alert rules of the organization, newest first', querystring: Page, response: { 200: ListEnvelope(Type.Array(S.AlertRuleOut)) } } },
+    async (req) => {
+      const q = req.query as { limit: number; offset: number };
+      const { items, total } = await svc.listAlertRules(req.ctx, q);
+      return okList(items, { total, ...q });
+    });
+  app.post('/v1/alert-rules', { config: { scope: 'notifications:write', permission: 'alert_rule.manage' }, schema: { summary: 'Create an alert rule (event_type or trigger_type; channels default in_app)', body: S.CreateAlertRuleBody, response: { 201: Envelope(S.AlertRuleOut) } } },
+    async (req, reply) => reply.code(201).send(ok(await svc.createAlertRule(req.ctx, req.body as S.CreateAlertRuleInput))));
+  app.get('/v1/alert-rules/:alertRuleId/deliveries', { config: { ...read, fixture: 'alert_rule' }, schema: { summary: 'Deliveries of a rule: channel, status, attempts, last error', params: S.RuleIdParams, querystring: Page, response: { 200: ListEnvelope(Type.Array(S.DeliveryOut)) } } },
+    async (req) => {
+      const q = req.query as { limit: number; offset: number };
+      const { items, total } = await svc.listDeliveries(req.ctx, (req.params as { alertRuleId: string }).alertRuleId, q);
+      return okList(items, { total, ...q });
+    });
+  // Reserved (spec 4.6, 9): always 501 once the caller is authenticated, whatever the id or body.
+  const reserved = { config: { scope: 'notifications:write', fixture: 'alert_rule' }, schema: { summary: 'Reserved: always 501 NOT_IMPLEMENTED' } };
+  app.put('/v1/alert-rules/:alertRuleId', { ...reserved, schema: { ...reserved.schema, summary: 'Update an alert rule: reserved, always 501 NOT_IMPLEMENTED' } }, async () => svc.notImplemented());
+  app.delete('/v1/alert-rules/:alertRuleId', { ...reserved, schema: { ...reserved.schema, summary: 'Delete an alert rule: reserved, always 501 NOT_IMPLEMENTED' } }, async () => svc.notImplemented());
+}

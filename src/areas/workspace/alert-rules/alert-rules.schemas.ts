@@ -1,0 +1,41 @@
+import { Type, type Static } from 'typebox';
+import { JsonObject, strict, Timestamp, Uuid } from '../common.js';
+import { CHANNELS } from '../notifications/notifications.schemas.js';
+import { EVENT_TYPES, EVENT_TYPE_DOC } from './event-types.js';
+
+export const CONDITIONS_MAX_BYTES = 64 * 1024;
+export const CONDITIONS_MAX_DEPTH = 8;
+
+const EventType = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { description: EVENT_TYPE_DOC });
+const Channel = Type.Union(CHANNELS.map((c) => Type.Literal(c)));
+const ConditionsDoc = 'Object of `path -> expected`; every entry must hold for the event (see docs/events.md). Max 64 KB serialized (413 PAYLOAD_TOO_LARGE), depth 8.';
+
+export const CreateAlertRuleBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  event_type: Type.Optional(EventType),
+  trigger_type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'Alias of event_type (one of the two is required; equal when both are given)' })),
+  conditions: Type.Optional(JsonObject(ConditionsDoc)),
+  condition: Type.Optional(JsonObject('Alias of conditions (give one of the two)')),
+  channels: Type.Optional(Type.Array(Channel, { minItems: 1, maxItems: 4, uniqueItems: true, description: "Default ['in_app']. slack needs slack_webhook_url; email needs SMTP configured (else 503); push is not available (503)." })),
+  slack_webhook_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://', description: 'Slack incoming-webhook URL (https in production); stored sealed, never returned' })),
+  is_enabled: Type.Optional(Type.Boolean({ default: true })),
+}, strict);
+export type CreateAlertRuleInput = Static<typeof CreateAlertRuleBody>;
+
+export const AlertRuleOut = Type.Object({
+  id: Uuid, org_id: Uuid, name: Type.String(), description: Type.Union([Type.String(), Type.Null()]),
+  event_type: Type.String({ description: EVENT_TYPE_DOC }), trigger_type: Type.String({ description: 'Same as event_type' }),
+  conditions: JsonObject(), channels: Type.Array(Channel), slack_webhook_configured: Type.Boolean(),
+  is_enabled: Type.Boolean(), created_by: Type.Union([Uuid, Type.Null()]), created_at: Timestamp, updated_at: Timestamp,
+});
+
+export const DeliveryOut = Type.Object({
+  id: Uuid, alert_rule_id: Uuid, event_type: Type.String(), channel: Channel,
+  status: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attempts: Type.Integer(), last_error: Type.Union([Type.String(), Type.Null()]),
+  target_type: Type.Union([Type.String(), Type.Null()]), target_id: Type.Union([Type.String(), Type.Null()]),
+  delivered_at: Type.Union([Timestamp, Type.Null()]), created_at: Timestamp, updated_at: Timestamp,
+});
+
+export const RuleIdParams = Type.Object({ alertRuleId: Uuid });

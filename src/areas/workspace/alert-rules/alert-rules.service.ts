@@ -1,0 +1,77 @@
+import { actor, requirePermission, type ServiceContext } from '../../../core/context.js';
+import { AppError, notFound, validation } from '../../../core/errors.js';
+import { audit } from '../../../core/audit.js';
+import { uuidv7 } from '../../../core/ids.js';
+import { assertBoundedJson } from '../common.js';
+import { workspaceAdapters } from '../adapters.js';
+import { assertConditions } from './conditions.js';
+import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
+import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
+
+/**
+ * Creates an alert rule. event_type and its alias trigger_type: one is required, equal when both are given;
+ * conditions and its alias condition likewise. Channels default to in_app; slack needs slack_webhook_url;
+ * email answers 503 while SMTP is not configured and push always does (no push provider exists).
+ */
+export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
+  const p = requirePermission(ctx, 'alert_rule.manage');
+  if (input.event_type && input.trigger_type && input.event_type !== input.trigger_type) {
+    throw validation('event_type and trigger_type are aliases; give one, or the same value', { field: 'trigger_type' });
+  }
+  const eventType = input.event_type ?? input.trigger_type;
+  if (!eventType) throw new AppError('VALIDATION_ERROR', 'Field "event_type" is required (or its alias trigger_type)', { field: 'event_type', reason: 'REQUIRED' });
+  if (input.conditions && input.condition) throw validation('conditions and condition are aliases; give one', { field: 'condition' });
+  const conditions = (input.conditions ?? input.condition ?? {}) as Record<string, unknown>;
+  assertBoundedJson('conditions', conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });
+  assertConditions(conditions);
+  const channels = input.channels ?? ['in_app'];
+  if (channels.includes('slack') && !input.slack_webhook_url) {
+    throw new AppError('VALIDATION_ERROR', 'Channel "slack" needs slack_webhook_url (a Slack incoming-webhook URL)', { field: 'slack_webhook_url', reason: 'REQUIRED' });
+  }
+  if (input.slack_webhook_url && !channels.includes('slack')) {
+    throw validation('slack_webhook_url is only used with the "slack" channel', { field: 'slack_webhook_url' });
+  }
+  if (input.slack_webhook_url && ctx.platform.config.nodeEnv === 'production' && !input.slack_webhook_url.startsWith('https://')) {
+    throw validation('slack_webhook_url must use https', { field: 'slack_webhook_url' });
+  }
+  if (channels.includes('email') && !workspaceAdapters(ctx.platform).mailer.configured) {
+    throw new AppError('SERVICE_UNAVAILABLE', 'E-mail delivery is not configured on this deployment (SMTP_URL, SMTP_FROM); use another channel', { channel: 'email' });
+  }
+  if (channels.includes('push')) {
+    throw new AppError('SERVICE_UNAVAILABLE', 'Push delivery is not available on this deployment; use in_app, email or slack', { channel: 'push' });
+  }
+  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const r = await alertRulesRepo.insert(sql, {
+      org_id: p.orgId, id: uuidv7(), name: input.name.trim() || input.name, description: input.description ?? null, event_type: eventType,
+      conditions, channels, slack_webhook_url_sealed: input.slack_webhook_url ? ctx.platform.box.seal(input.slack_webhook_url) : null,
+      is_enabled: input.is_enabled ?? true, created_by: p.userId,
+    });
+    await audit(sql, ctx, { action: 'alert_rule.created', targetType: 'alert_rule', targetId: r.id, details: { event_type: eventType, channels } });
+    return r;
+  });
+  return ruleView(row);
+}
+
+export async function listAlertRules(ctx: ServiceContext, page: { limit: number; offset: number }) {
+  const p = actor(ctx);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const rows = await alertRulesRepo.list(sql, p.orgId, page);
+    const total = rows[0]?.total ?? (page.offset === 0 ? 0 : await alertRulesRepo.count(sql, p.orgId));
+    return { items: rows.map(({ total: _t, ...r }) => ruleView(r)), total };
+  });
+}
+
+/** Every delivery a rule caused, newest first, with its status, attempts and last error. */
+export async function listDeliveries(ctx: ServiceContext, ruleId: string, page: { limit: number; offset: number }) {
+  const p = actor(ctx);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    if (!(await alertRulesRepo.byId(sql, p.orgId, ruleId))) throw notFound('Alert rule');
+    const rows = await alertRulesRepo.deliveries(sql, p.orgId, ruleId, page);
+    return { items: rows.map(({ total: _t, ...d }) => d), total: rows[0]?.total ?? 0 };
+  });
+}
+
+/** Spec 4.6 / 9: rule update and delete are reserved. */
+export function notImplemented(): never {
+  throw new AppError('NOT_IMPLEMENTED', 'Alert rule update and delete are not implemented yet; create a new rule instead');
+}

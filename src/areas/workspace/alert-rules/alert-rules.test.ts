@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp } from '../../../../test/helpers.js';
+import { memberOf } from '../test-support.js';
+import { EVENT_TYPES } from './event-types.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const post = (headers: Record<string, string>, payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers, payload: payload as object });
+
+describe('POST /v1/alert-rules', () => {
+  it('creates a rule with defaults (channels in_app, enabled) and answers 201', async () => {
+    const a = await newTenant(t.app);
+    const r = await post(a.auth, { name: 'Overdue work', event_type: 'task.overdue', description: 'Tell me', conditions: { priority: ['high', 'critical'] } });
+    expect(r.statusCode).toBe(201);
+    expect(r.json().data).toMatchObject({ org_id: a.orgId, name: 'Overdue work', description: 'Tell me', event_type: 'task.overdue', trigger_type: 'task.overdue',
+      conditions: { priority: ['high', 'critical'] }, channels: ['in_app'], is_enabled: true, created_by: a.userId, slack_webhook_configured: false });
+    expect(r.json().data.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('accepts trigger_type as an alias and condition as an alias of conditions', async () => {
+    const a = await newTenant(t.app);
+    const r = await post(a.auth, { name: 'alias', trigger_type: 'task.assigned', condition: { project_id: randomUUID() } });
+    expect(r.statusCode).toBe(201);
+    expect(r.json().data).toMatchObject({ event_type: 'task.assigned', trigger_type: 'task.assigned' });
+    expect(Object.keys(r.json().data.conditions)).toEqual(['project_id']);
+    expect((await post(a.auth, { name: 'both same', event_type: 'task.created', trigger_type: 'task.created' })).statusCode).toBe(201);
+  });
+
+  it('refuses a missing or conflicting event type, an unknown one, and bad fields with 400 VALIDATION_ERROR', async () => {
+    const a = await newTenant(t.app);
+    for (const bad of [
+      { name: 'x' },
+      { event_type: 'task.overdue' },
+      { name: '', event_type: 'task.overdue' },
+      { name: 'x', event_type: 'task.exploded' },
+      { name: 'x', event_type: 'task.created', trigger_type: 'task.deleted' },
+      { name: 'x', event_type: 'task.created', conditions: {}, condition: {} },
+      { name: 'x', event_type: 'task.created', conditions: 'a' },
+      { name: 'x', event_type: 'task.created', conditions: { title: { $regex: '.*' } } },
+      { name: 'x', event_type: 'task.created', conditions: { title: { $in: 'a' } } },
+      { name: 'x', event_type: 'task.created', channels: [] },
+      { name: 'x', event_type: 'task.created', channels: ['sms'] },
+      { name: 'x', event_type: 'task.created', channels: ['in_app', 'in_app'] },
+      { name: 'x', event_type: 'task.created', channels: ['slack'] },
+      { name: 'x', event_type: 'task.created', channels: ['slack'], slack_webhook_url: 'ftp://example.com/x' },
+      { name: 'x', event_type: 'task.created', slack_webhook_url: 'https://hooks.slack.com/services/x' },
+      { name: 'x', event_type: 'task.created', id: randomUUID() },
+      { name: 'x', event_type: 'task.created', org_id: randomUUID() },
+      { name: 'x', event_type: 'task.created', unknown: 1 },
+    ]) errorOf(await post(a.auth, bad), 400, 'VALIDATION_ERROR');
+  });
+
+  it('conditions up to 64 KB; above, 413 PAYLOAD_TOO_LARGE with details.maxBytes', async () => {
+    const a = await newTenant(t.app);
+    expect((await post(a.auth, { name: 'big ok', event_type: 'task.created', conditions: { title: 'x'.repeat(60_000) } })).statusCode).toBe(201);
+    const e = errorOf(await post(a.auth, { name: 'too big', event_type: 'task.created', conditions: { title: 'x'.repeat(66_000) } }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(e.details).toMatchObject({ field: 'conditions', maxBytes: 65536 });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().pagination.total).toBe(1);
+  });
+
+  it('503 SERVICE_UNAVAILABLE for email without SMTP configured and for push', async () => {
+    const a = await newTenant(t.app);
+    expect(errorOf(await post(a.auth, { name: 'mail', event_type: 'task.created', channels: ['email'] }), 503, 'SERVICE_UNAVAILABLE').details).toMatchObject({ channel: 'email' });
+    expect(errorOf(await post(a.auth, { name: 'push', event_type: 'task.created', channels: ['push'] }), 503, 'SERVICE_UNAVAILABLE').details).toMatchObject({ channel: 'push' });
+  });
+
+  it('needs alert_rule.manage (403 PERMISSION_DENIED for a member), the notifications scope for keys, and a credential', async () => {
+    const a = await newTenant(t.app);
+    const m = await memberOf(t.app, a, 'member');
+    errorOf(await post(m.auth, { name: 'x', event_type: 'task.created' }), 403, 'PERMISSION_DENIED');
+    const k = await a.apiKey(['notifications:read']);
+    errorOf(await post(bearer(k), { name: 'x', event_type: 'task.created' }), 403, 'FORBIDDEN');
+    const kw = await a.apiKey(['notifications:write']);
+    expect((await post(bearer(kw), { name: 'x', event_type: 'task.created' })).statusCode).toBe(201);
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/alert-rules', payload: { name: 'x', event_type: 'task.created' } }), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('GET /v1/alert-rules', () => {
+  it('lists the organization\'s rules newest first with pagination; never returns the webhook URL', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    for (let i = 0; i < 3; i++) await post(a.auth, { name: `r${i}`, event_type: 'task.created' });
+    await post(a.auth, { name: 'slack', event_type: 'task.completed', channels: ['slack', 'in_app'], slack_webhook_url: 'https://hooks.slack.com/services/T1/B1/secret-part' });
+    await post(b.auth, { name: 'other org', event_type: 'task.created' });
+    const r = await t.app.inject({ method: 'GET', url: '/v1/alert-rules?limit=3', headers: a.auth });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().pagination).toEqual({ total: 4, limit: 3, offset: 0, has_more: true });
+    expect(r.json().data[0]).toMatchObject({ name: 'slack', channels: ['slack', 'in_app'], slack_webhook_configured: true });
+    expect(r.body).not.toContain('secret-part');
+    const r2 = await t.app.inject({ method: 'GET', url: '/v1/alert-rules?limit=3&offset=3', headers: a.auth });
+    expect(r2.json().data.map((x: { name: string }) => x.name)).toEqual(['r0']);
+    expect(r2.json().pagination.has_more).toBe(false);
+    const m = await memberOf(t.app, a, 'viewer');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: m.auth })).json().pagination.total).toBe(4);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/alert-rules?limit=101', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/alert-rules' }), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('PUT and DELETE /v1/alert-rules/{alertRuleId}', () => {
+  it('always answer 501 NOT_IMPLEMENTED, and 401 without a credential', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const id = (await post(a.auth, { name: 'x', event_type: 'task.created' })).json().data.id;
+    for (const method of ['PUT', 'DELETE'] as const) {
+      for (const [who, ruleId] of [[a, id], [a, randomUUID()], [b, id], [a, 'not-a-uuid']] as const) {
+        errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${ruleId}`, headers: who.auth, payload: method === 'PUT' ? { name: 'y' } : undefined }), 501, 'NOT_IMPLEMENTED');
+      }
+      errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}` }), 401, 'AUTH_REQUIRED');
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().data[0].name).toBe('x');
+  });
+});
+
+describe('GET /v1/alert-rules/{alertRuleId}/deliveries', () => {
+  it('lists deliveries of a rule; another organization gets the same 404 as a random id', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const id = (await post(a.auth, { name: 'x', event_type: 'task.created' })).json().data.id;
+    const r = await t.app.inject({ method: 'GET', url: `/v1/alert-rules/${id}/deliveries`, headers: a.auth });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ data: [], pagination: { total: 0, has_more: false } });
+    const random = errorOf(await t.app.inject({ method: 'GET', url: `/v1/alert-rules/${randomUUID()}/deliveries`, headers: b.auth }), 404, 'NOT_FOUND');
+    const cross = errorOf(await t.app.inject({ method: 'GET', url: `/v1/alert-rules/${id}/deliveries`, headers: b.auth }), 404, 'NOT_FOUND');
+    expect(cross).toEqual(random);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/alert-rules/nope/deliveries', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
+  });
+});
+
+describe('event-type catalogue', () => {
+  it('is published in the OpenAPI document as the event_type enum', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const body = doc.paths['/v1/alert-rules'].post.requestBody.content['application/json'].schema;
+    const eventType = body.properties.event_type;
+    const values = (eventType.anyOf ?? eventType.oneOf ?? []).map((s: { const?: string; enum?: string[] }) => s.const ?? s.enum?.[0]);
+    expect(values.length ? values : eventType.enum).toEqual(expect.arrayContaining(['task.overdue', 'task.assigned', 'project.archived']));
+    expect(eventType.description).toContain('task.overdue');
+    expect(EVENT_TYPES.every((e) => /^[a-z_]+\.[a-z_]+$/.test(e))).toBe(true);
+  });
+});

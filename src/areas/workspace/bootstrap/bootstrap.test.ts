@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp } from '../../../../test/helpers.js';
+import { createProject, memberOf } from '../test-support.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const get = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/bootstrap', headers });
+
+describe('GET /v1/bootstrap', () => {
+  it('returns the four slices with a weak ETag and the exact Cache-Control', async () => {
+    const a = await newTenant(t.app);
+    const p = await createProject(t.app, a, 'Bootstrap One');
+    const r = await get(a.auth);
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['cache-control']).toBe('private, max-age=15, stale-while-revalidate=60');
+    expect(r.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]+"$/);
+    const d = r.json().data;
+    expect(d.user).toEqual({ id: a.userId, email: a.email, name: 'Test User' });
+    expect(d.organizations).toEqual([expect.objectContaining({ id: a.orgId, role: 'owner', is_current: true })]);
+    expect(d.projects).toEqual([expect.objectContaining({ id: p.id, name: 'Bootstrap One', slug: p.slug })]);
+    expect(d.settings).toMatchObject({ organization: {}, personalization: { themeMode: 'system' }, preferences: {} });
+  });
+
+  it('304 with no body on a matching If-None-Match (weak or strong form, in a list); 200 otherwise', async () => {
+    const a = await newTenant(t.app);
+    const etag = (await get(a.auth)).headers.etag as string;
+    for (const inm of [etag, etag.slice(2), `"nope", ${etag}`, '*']) {
+      const r = await get({ ...a.auth, 'if-none-match': inm });
+      expect(r.statusCode).toBe(304);
+      expect(r.body).toBe('');
+      expect(r.headers.etag).toBe(etag);
+      expect(r.headers['cache-control']).toBe('private, max-age=15, stale-while-revalidate=60');
+    }
+    expect((await get({ ...a.auth, 'if-none-match': 'W/"other"' })).statusCode).toBe(200);
+  });
+
+  it('the ETag changes when any slice changes', async () => {
+    const a = await newTenant(t.app);
+    const seen = new Set<string>();
+    const tag = async () => (await get(a.auth)).headers.etag as string;
+    seen.add(await tag());
+    expect(await tag()).toBe([...seen][0]);
+    await createProject(t.app, a, 'Changes projects');
+    seen.add(await tag());
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { x: 1 } } });
+    seen.add(await tag());
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/personalization', headers: a.auth, payload: { themeMode: 'dark', language: 'en', notifications: {} } });
+    seen.add(await tag());
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/preferences', headers: a.auth, payload: { preferences: { y: 2 } } });
+    seen.add(await tag());
+    await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: { name: 'Second org' } });
+    seen.add(await tag());
+    expect(seen.size).toBe(6);
+  });
+
+  it('lists only active projects of the organization, at most 50', async () => {
+    const a = await newTenant(t.app);
+    const keep = await createProject(t.app, a, 'Keep me');
+    const arch = await createProject(t.app, a, 'Archive me');
+    const ar = await t.app.inject({ method: 'PUT', url: `/v1/projects/${arch.id}`, headers: a.auth, payload: { is_active: false } });
+    expect(ar.statusCode).toBe(200);
+    const ids = (await get(a.auth)).json().data.projects.map((p: { id: string }) => p.id);
+    expect(ids).toContain(keep.id);
+    expect(ids).not.toContain(arch.id);
+    await t.platform.db.tenant(a.orgId, (sql) => sql.exec(`INSERT INTO projects (org_id, id, name, slug)
+      SELECT $1, gen_random_uuid(), 'p' || g, 'bulk-' || g FROM generate_series(1, 60) g`, [a.orgId]));
+    expect((await get(a.auth)).json().data.projects).toHaveLength(50);
+  });
+
+  it('a slice the credential may not read is null; a member sees both organizations', async () => {
+    const a = await newTenant(t.app);
+    const k = await a.apiKey(['settings:read']);
+    const r = await get(bearer(k));
+    expect(r.statusCode).toBe(200);
+    expect(r.json().data.projects).toBeNull();
+    expect(r.json().data.settings).not.toBeNull();
+    const m = await memberOf(t.app, a);
+    const orgs = (await get(m.auth)).json().data.organizations;
+    expect(orgs.map((o: { id: string }) => o.id).sort()).toEqual([a.orgId, m.home.orgId].sort());
+    expect(orgs.find((o: { id: string }) => o.id === a.orgId).is_current).toBe(true);
+  });
+
+  it('401 without a credential', async () => {
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/bootstrap' }), 401, 'AUTH_REQUIRED');
+  });
+});

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../../core/context.js';
+import type { PlatformEvent } from '../../core/events.js';
+import bootstrapRoutes from './bootstrap/bootstrap.routes.js';
+import settingsRoutes from './settings/settings.routes.js';
+import slugRoutes from './slugs/slugs.routes.js';
+import notificationRoutes from './notifications/notifications.routes.js';
+import alertRuleRoutes from './alert-rules/alert-rules.routes.js';
+import { createBuiltInNotifications } from './notifications/subscriber.js';
+import { OVERDUE_SCAN_MS, scanOverdueTasks } from './notifications/overdue.js';
+import { DELIVERY_JOB, EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './alert-rules/dispatch.js';
+import { deliveryHandler } from './alert-rules/delivery.js';
+import { workspaceAdapters } from './adapters.js';
+
+/**
+ * Turns one bus event into its in-app notifications and alert deliveries, in one transaction (so either
+ * both are recorded or neither); a failing attempt is retried once, then logged.
+ */
+export async function handleWorkspaceEvent(platform: Platform, event: PlatformEvent): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const queued = await platform.db.tenantTx(event.orgId, async (sql) => {
+        await createBuiltInNotifications(sql, event);
+        return queueAlertDeliveries(sql, event, { emailConfigured: workspaceAdapters(platform).mailer.configured });
+      });
+      if (queued > 0) platform.jobs.poke();
+      return;
+    } catch (err) {
+      if (attempt >= 2) { platform.log.error({ err, type: event.type, orgId: event.orgId }, 'workspace: event not turned into notifications'); return; }
+    }
+  }
+}
+
+/** Workspace (spec 4.6 minus privacy): bootstrap, settings, slugs, notifications, alert rules. */
+export default async function workspaceArea(app: FastifyInstance) {
+  const { platform } = app;
+  await app.register(bootstrapRoutes);
+  await app.register(settingsRoutes);
+  await app.register(slugRoutes);
+  await app.register(notificationRoutes);
+  await app.register(alertRuleRoutes);
+
+  platform.jobs.register(DELIVERY_JOB, deliveryHandler(platform));
+  if (workspaceAdapters(platform).mailer.configured) platform.jobs.register(EMAIL_DELIVERY_JOB, deliveryHandler(platform));
+  platform.jobs.every('workspace.overdue-tasks', OVERDUE_SCAN_MS, async () => { await scanOverdueTasks(platform); });
+  const unsubscribe = platform.events.subscribe((e) => (e.orgId ? handleWorkspaceEvent(platform, e) : undefined));
+  app.addHook('onClose', async () => { unsubscribe(); workspaceAdapters(platform).mailer.close(); });
+}

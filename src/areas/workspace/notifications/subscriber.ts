@@ -1,0 +1,39 @@
+import type { Sql } from '../../../core/db/database.js';
+import type { PlatformEvent } from '../../../core/events.js';
+import { actionUrlOf, describeEvent } from '../alert-rules/dispatch.js';
+import { notificationsRepo } from './notifications.repo.js';
+import type { NotificationType } from './notifications.schemas.js';
+
+/** Events that notify their recipients in the app, whatever the alert rules say. */
+const BUILT_IN: Record<string, { type: NotificationType; pref?: string }> = {
+  'task.assigned': { type: 'action_required' },
+  'task.mentioned': { type: 'info', pref: 'mentionAlerts' },
+  'task.overdue': { type: 'warning' },
+};
+
+/**
+ * Creates the in-app notifications an event owes its recipients (task assigned, mentioned, overdue),
+ * in the caller's transaction. The actor is not notified of their own action, and a user who turned
+ * mentionAlerts off in their personalization gets no mention notifications.
+ */
+export async function createBuiltInNotifications(sql: Sql, event: PlatformEvent): Promise<number> {
+  const rule = BUILT_IN[event.type];
+  if (!rule || !event.recipients?.length) return 0;
+  let recipients = [...new Set(event.recipients)].filter((u) => u !== event.actorUserId);
+  if (recipients.length === 0) return 0;
+  // Only members of the organization (a recipient removed meanwhile is skipped).
+  recipients = (await sql.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE org_id = $1 AND user_id = ANY($2::uuid[])`, [event.orgId, recipients])).map((r) => r.user_id);
+  if (rule.pref) {
+    const off = new Set((await sql.query<{ user_id: string }>(`SELECT user_id FROM user_settings WHERE org_id = $1 AND kind = 'personalization'
+      AND user_id = ANY($2::uuid[]) AND (value -> 'notifications' ->> $3) = 'false'`, [event.orgId, recipients, rule.pref])).map((r) => r.user_id));
+    recipients = recipients.filter((u) => !off.has(u));
+  }
+  const title = describeEvent(event);
+  for (const userId of recipients) {
+    await notificationsRepo.insert(sql, event.orgId, {
+      userId, type: rule.type, title, body: null, channel: 'in_app', actionUrl: actionUrlOf(event),
+      eventType: event.type, targetType: event.targetType, targetId: event.targetId,
+    });
+  }
+  return recipients.length;
+}

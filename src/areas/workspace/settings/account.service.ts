@@ -1,0 +1,75 @@
+import { actor, type ServiceContext } from '../../../core/context.js';
+import { notFound } from '../../../core/errors.js';
+import { STEP_UP_WINDOW_MS } from '../../../core/http/guard.js';
+import { settingsRepo } from './settings.repo.js';
+
+/** The caller's profile in this organization, with the display choices of their personalization. */
+export async function getProfile(ctx: ServiceContext) {
+  const p = actor(ctx);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const user = await sql.one<{ id: string; email: string; name: string; created_at: string }>(
+      `SELECT id, email, name, created_at FROM users WHERE id = $1`, [p.userId]);
+    if (!user) throw notFound('User');
+    const pers = (await settingsRepo.userDoc(sql, p.orgId, p.userId, 'personalization'))?.value ?? {};
+    return {
+      ...user, role: p.role,
+      organization: { id: p.org.id, name: p.org.name, slug: p.org.slug },
+      language: (pers.language as string) ?? 'en',
+      themeMode: (pers.themeMode as 'light' | 'dark' | 'system') ?? 'system',
+    };
+  });
+}
+
+/** The caller's security posture: MFA, the current session, active sessions and keys, the session cap. */
+export async function getSecurity(ctx: ServiceContext) {
+  const p = actor(ctx);
+  // mfa_enabled is not readable by the tenant role (users is shared); read the caller's own row as owner.
+  const mfa = await ctx.platform.db.sys.one<{ mfa_enabled: boolean }>(`SELECT mfa_enabled FROM users WHERE id = $1`, [p.userId]);
+  return ctx.platform.db.tenant(p.orgId, async (sql) => {
+    const counts = (await sql.one<{ sessions: number; keys: number }>(`SELECT
+        (SELECT count(*)::int FROM sessions WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now()) AS sessions,
+        (SELECT count(*)::int FROM api_keys WHERE org_id = $1 AND created_by_user_id = $2 AND revoked_at IS NULL AND expires_at > now()) AS keys`,
+      [p.orgId, p.userId]))!;
+    const session = p.sessionId
+      ? (await sql.one<{ id: string; mfa_at: string | null; created_at: string; expires_at: string }>(
+        `SELECT id, mfa_at, created_at, expires_at FROM sessions WHERE org_id = $1 AND id = $2`, [p.orgId, p.sessionId])) ?? null
+      : null;
+    return {
+      mfa_enabled: mfa?.mfa_enabled ?? false, credential_kind: p.kind, session,
+      active_sessions: counts.sessions, active_api_keys: counts.keys,
+      session_duration_days: p.org.sessionDurationDays, step_up_window_seconds: STEP_UP_WINDOW_MS / 1000,
+    };
+  });
+}
+
+/** Built-in assistant skills; an organization turns one off with settings `ai_skills: {<key>: false}`. */
+export const AI_SKILLS = [
+  { key: 'summarize', name: 'Summarize', description: 'Summarize documents, threads and task activity' },
+  { key: 'task_breakdown', name: 'Task breakdown', description: 'Split a spec or a task into subtasks' },
+  { key: 'draft_reply', name: 'Draft reply', description: 'Draft replies to messages and comments' },
+  { key: 'translate', name: 'Translate', description: 'Translate text into the language of your personalization' },
+  { key: 'search', name: 'Workspace search', description: 'Answer questions from the documents and tasks you can see' },
+] as const;
+
+/** GET /v1/settings/ai-skills and its alias /v1/settings/skills. */
+export async function getSkills(ctx: ServiceContext) {
+  const p = actor(ctx);
+  const org = await ctx.platform.db.tenant(p.orgId, (sql) => settingsRepo.orgSettings(sql, p.orgId));
+  const overrides = (org?.settings.ai_skills ?? {}) as Record<string, unknown>;
+  return { skills: AI_SKILLS.map((s) => ({ ...s, enabled: overrides[s.key] !== false })) };
+}
+
+/** Spec 2.8 offline sync preferences; the user may override enabled, sync_on_reconnect, storage_limit_mb in preferences.offline_sync. */
+export async function getSyncConfig(ctx: ServiceContext) {
+  const p = actor(ctx);
+  const prefs = (await ctx.platform.db.tenant(p.orgId, (sql) => settingsRepo.userDoc(sql, p.orgId, p.userId, 'preferences')))?.value ?? {};
+  const o = (prefs.offline_sync ?? {}) as Record<string, unknown>;
+  const mb = Number.isInteger(o.storage_limit_mb) && (o.storage_limit_mb as number) >= 1 && (o.storage_limit_mb as number) <= 10_240 ? o.storage_limit_mb as number : 50;
+  return {
+    enabled: typeof o.enabled === 'boolean' ? o.enabled : true,
+    max_items: 500 as const,
+    sync_on_reconnect: typeof o.sync_on_reconnect === 'boolean' ? o.sync_on_reconnect : true,
+    storage_limit_mb: mb,
+    resource_types: ['entities', 'relationships', 'documents', 'tasks', 'comments'],
+  };
+}

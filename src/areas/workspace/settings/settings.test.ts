@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp } from '../../../../test/helpers.js';
+import { memberOf } from '../test-support.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const req = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, headers: Record<string, string>, payload?: unknown) =>
+  t.app.inject({ method, url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
+
+describe('organization settings', () => {
+  it('reads, merges (null removes), reads one key; 404 for an unknown key; 400 for a key over 200 chars', async () => {
+    const a = await newTenant(t.app);
+    const g0 = await req('GET', '/v1/settings/org', a.auth);
+    expect(g0.statusCode).toBe(200);
+    expect(g0.json()).toMatchObject({ success: true, data: { settings: {} } });
+    const put = await req('PUT', '/v1/settings/org', a.auth, { settings: { theme: 'blue', limits: { max: 3 }, gone: 1 } });
+    expect(put.statusCode).toBe(200);
+    expect(put.json().data.settings).toEqual({ theme: 'blue', limits: { max: 3 }, gone: 1 });
+    const put2 = await req('PUT', '/v1/settings/org', a.auth, { settings: { gone: null, extra: [1, 2] } });
+    expect(put2.json().data.settings).toEqual({ theme: 'blue', limits: { max: 3 }, extra: [1, 2] });
+    const one = await req('GET', '/v1/settings/org/limits', a.auth);
+    expect(one.statusCode).toBe(200);
+    expect(one.json().data).toEqual({ key: 'limits', value: { max: 3 } });
+    errorOf(await req('GET', '/v1/settings/org/gone', a.auth), 404, 'NOT_FOUND');
+    errorOf(await req('GET', `/v1/settings/org/${'k'.repeat(201)}`, a.auth), 400, 'VALIDATION_ERROR');
+    expect((await req('GET', `/v1/settings/org/${'k'.repeat(200)}`, a.auth)).statusCode).toBe(404);
+  });
+
+  it('needs org.manage_settings to write: a member or viewer gets 403 PERMISSION_DENIED, but can read', async () => {
+    const a = await newTenant(t.app);
+    const m = await memberOf(t.app, a, 'member');
+    const v = await memberOf(t.app, a, 'viewer');
+    errorOf(await req('PUT', '/v1/settings/org', m.auth, { settings: { x: 1 } }), 403, 'PERMISSION_DENIED');
+    errorOf(await req('PUT', '/v1/settings/org', v.auth, { settings: { x: 1 } }), 403, 'PERMISSION_DENIED');
+    expect((await req('GET', '/v1/settings/org', m.auth)).statusCode).toBe(200);
+    const admin = await memberOf(t.app, a, 'admin');
+    expect((await req('PUT', '/v1/settings/org', admin.auth, { settings: { x: 1 } })).statusCode).toBe(200);
+  });
+
+  it('validates the body, refuses oversize settings with 413, and needs a credential', async () => {
+    const a = await newTenant(t.app);
+    errorOf(await req('PUT', '/v1/settings/org', a.auth, {}), 400, 'VALIDATION_ERROR');
+    errorOf(await req('PUT', '/v1/settings/org', a.auth, { settings: 'x' }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('PUT', '/v1/settings/org', a.auth, { settings: {}, org_id: a.orgId }), 400, 'VALIDATION_ERROR');
+    const big = errorOf(await req('PUT', '/v1/settings/org', a.auth, { settings: { blob: 'x'.repeat(70_000) } }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(big.details).toMatchObject({ maxBytes: 65536 });
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/settings/org' }), 401, 'AUTH_REQUIRED');
+    errorOf(await t.app.inject({ method: 'PUT', url: '/v1/settings/org', payload: { settings: {} } }), 401, 'AUTH_REQUIRED');
+  });
+
+  it('API keys need the settings scope (403 FORBIDDEN without it)', async () => {
+    const a = await newTenant(t.app);
+    const k = await a.apiKey(['projects:read']);
+    errorOf(await req('GET', '/v1/settings/org', bearer(k)), 403, 'FORBIDDEN');
+    const rk = await a.apiKey(['settings:read']);
+    expect((await req('GET', '/v1/settings/org', bearer(rk))).statusCode).toBe(200);
+    errorOf(await req('PUT', '/v1/settings/org', bearer(rk), { settings: {} }), 403, 'FORBIDDEN');
+  });
+});
+
+describe('personalization', () => {
+  const body = { themeMode: 'dark', language: 'de-CH', notifications: { emailNotifications: false, weeklyDigest: true } };
+
+  it('returns defaults, saves, and is per user and organization', async () => {
+    const a = await newTenant(t.app);
+    const g = await req('GET', '/v1/settings/personalization', a.auth);
+    expect(g.statusCode).toBe(200);
+    expect(g.json().data).toMatchObject({ themeMode: 'system', language: 'en', stayLoggedInHours: 24, updated_at: null,
+      notifications: { emailNotifications: true, pushNotifications: true, weeklyDigest: false, mentionAlerts: true } });
+    const p = await req('PUT', '/v1/settings/personalization', a.auth, { ...body, stayLoggedInHours: 168 });
+    expect(p.statusCode).toBe(200);
+    expect(p.json().data).toMatchObject({ themeMode: 'dark', language: 'de-CH', stayLoggedInHours: 168,
+      notifications: { emailNotifications: false, pushNotifications: true, weeklyDigest: true, mentionAlerts: true } });
+    expect((await req('GET', '/v1/settings/personalization', a.auth)).json().data.themeMode).toBe('dark');
+    const m = await memberOf(t.app, a);
+    expect((await req('GET', '/v1/settings/personalization', m.auth)).json().data.themeMode).toBe('system');
+    // The same user in their own organization has separate settings.
+    expect((await req('GET', '/v1/settings/personalization', m.home.auth)).json().data.themeMode).toBe('system');
+  });
+
+  it('clamps stayLoggedInHours to the organization session_duration_days cap', async () => {
+    const a = await newTenant(t.app);
+    const up = await req('PUT', '/v1/organizations/current', a.auth, { session_duration_days: 3 });
+    expect(up.statusCode).toBe(200);
+    const p = await req('PUT', '/v1/settings/personalization', a.auth, { ...body, stayLoggedInHours: 720 });
+    expect(p.statusCode).toBe(200);
+    expect(p.json().data).toMatchObject({ stayLoggedInHours: 24, maxStayLoggedInHours: 72 });
+    await req('PUT', '/v1/organizations/current', a.auth, { session_duration_days: 30 });
+    const p2 = await req('PUT', '/v1/settings/personalization', a.auth, { ...body, stayLoggedInHours: 720 });
+    expect(p2.json().data.stayLoggedInHours).toBe(720);
+  });
+
+  it('requires themeMode, language, notifications and checks every enum', async () => {
+    const a = await newTenant(t.app);
+    for (const bad of [
+      { language: 'en', notifications: {} },
+      { themeMode: 'dark', notifications: {} },
+      { themeMode: 'dark', language: 'en' },
+      { ...body, themeMode: 'blue' },
+      { ...body, language: 'not a tag!' },
+      { ...body, stayLoggedInHours: 2 },
+      { ...body, stayLoggedInHours: '24' },
+      { ...body, notifications: { emailNotifications: 'yes' } },
+      { ...body, notifications: { other: true } },
+      { ...body, extra: 1 },
+    ]) errorOf(await req('PUT', '/v1/settings/personalization', a.auth, bad), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('preferences', () => {
+  it('merges, reads by key (404 unknown), and bounds size (413) and depth (413)', async () => {
+    const a = await newTenant(t.app);
+    expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data).toEqual({ preferences: {}, updated_at: null });
+    const p = await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { sidebar: { collapsed: true }, pageSize: 50 } });
+    expect(p.statusCode).toBe(200);
+    await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { pageSize: null, tz: 'UTC' } });
+    const g = await req('GET', '/v1/settings/preferences', a.auth);
+    expect(g.json().data.preferences).toEqual({ sidebar: { collapsed: true }, tz: 'UTC' });
+    expect((await req('GET', '/v1/settings/preferences/sidebar', a.auth)).json().data).toEqual({ key: 'sidebar', value: { collapsed: true } });
+    errorOf(await req('GET', '/v1/settings/preferences/pageSize', a.auth), 404, 'NOT_FOUND');
+    errorOf(await req('GET', `/v1/settings/preferences/${'p'.repeat(201)}`, a.auth), 400, 'VALIDATION_ERROR');
+    const size = errorOf(await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { big: 'x'.repeat(66_000) } }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(size.details).toMatchObject({ field: 'preferences', maxBytes: 65536 });
+    let deep: unknown = 1;
+    for (let i = 0; i < 9; i++) deep = { d: deep };
+    const depth = errorOf(await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { deep } }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(depth.details).toMatchObject({ field: 'preferences', limit: 8 });
+    errorOf(await req('PUT', '/v1/settings/preferences', a.auth, { preferences: [] }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('PUT', '/v1/settings/preferences', a.auth, {}), 400, 'VALIDATION_ERROR');
+    // Nothing was written by the refused requests.
+    expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences).toEqual({ sidebar: { collapsed: true }, tz: 'UTC' });
+  });
+
+  it('is per user', async () => {
+    const a = await newTenant(t.app);
+    const m = await memberOf(t.app, a);
+    await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { mine: 1 } });
+    errorOf(await req('GET', '/v1/settings/preferences/mine', m.auth), 404, 'NOT_FOUND');
+  });
+});
+
+describe('profile, security, skills, sync-config', () => {
+  it('profile shows the caller in this organization', async () => {
+    const a = await newTenant(t.app);
+    const r = await req('GET', '/v1/settings/profile', a.auth);
+    expect(r.statusCode).toBe(200);
+    expect(r.json().data).toMatchObject({ id: a.userId, email: a.email, role: 'owner', organization: { id: a.orgId }, language: 'en', themeMode: 'system' });
+  });
+
+  it('security shows MFA state, the session and counts', async () => {
+    const a = await newTenant(t.app);
+    await a.apiKey(['settings:read']);
+    const r = await req('GET', '/v1/settings/security', a.auth);
+    expect(r.statusCode).toBe(200);
+    expect(r.json().data).toMatchObject({ mfa_enabled: false, credential_kind: 'user', active_sessions: 1, active_api_keys: 1, session_duration_days: 30, step_up_window_seconds: 300 });
+    expect(r.json().data.session.id).toBeTruthy();
+    const k = await a.apiKey(['settings:read']);
+    const rk = await req('GET', '/v1/settings/security', bearer(k));
+    expect(rk.json().data).toMatchObject({ credential_kind: 'api_key', session: null });
+  });
+
+  it('skills and its ai-skills alias answer the same data; an organization can turn a skill off', async () => {
+    const a = await newTenant(t.app);
+    await req('PUT', '/v1/settings/org', a.auth, { settings: { ai_skills: { translate: false } } });
+    const s1 = await req('GET', '/v1/settings/ai-skills', a.auth);
+    const s2 = await req('GET', '/v1/settings/skills', a.auth);
+    expect(s1.statusCode).toBe(200);
+    expect(s2.json()).toEqual(s1.json());
+    expect(s1.json().data.skills.find((s: { key: string }) => s.key === 'translate').enabled).toBe(false);
+    expect(s1.json().data.skills.find((s: { key: string }) => s.key === 'summarize').enabled).toBe(true);
+  });
+
+  it('sync-config gives spec 2.8 defaults and honours preferences.offline_sync', async () => {
+    const a = await newTenant(t.app);
+    const d = await req('GET', '/v1/settings/sync-config', a.auth);
+    expect(d.json().data).toMatchObject({ enabled: true, max_items: 500, sync_on_reconnect: true, storage_limit_mb: 50 });
+    await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: { enabled: false, storage_limit_mb: 200, max_items: 9 } } });
+    const s = await req('GET', '/v1/settings/sync-config', a.auth);
+    expect(s.json().data).toMatchObject({ enabled: false, max_items: 500, storage_limit_mb: 200 });
+  });
+
+  it('every read route needs a credential', async () => {
+    for (const url of ['/v1/settings/personalization', '/v1/settings/preferences', '/v1/settings/preferences/x', '/v1/settings/org/x', '/v1/settings/profile',
+      '/v1/settings/security', '/v1/settings/skills', '/v1/settings/ai-skills', '/v1/settings/sync-config', '/v1/settings/views']) {
+      errorOf(await t.app.inject({ method: 'GET', url }), 401, 'AUTH_REQUIRED');
+    }
+  });
+});

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { main } from './cli.js';
+import { buildTestApp, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestApp } from '../test/helpers.js';
+import { API_KEY_RE } from './core/auth/api-key-format.js';
+import { sha256Hex } from './core/crypto.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t.close(); });
+
+/** Runs the CLI in-process against the test database; returns exit code and output. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
+  const saved = { DATABASE_URL: process.env.DATABASE_URL, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY, exitCode: process.exitCode };
+  process.env.DATABASE_URL = inject('databaseUrl');
+  process.env.ENCRYPTION_KEY = inject('encryptionKey');
+  let out = '';
+  let err = '';
+  try {
+    const code = await main(argv, { stdout: (s) => { out += s; }, stderr: (s) => { err += s; } });
+    let json: unknown = null;
+    try { json = JSON.parse(out); } catch { /* text output */ }
+    return { code, out, err, json };
+  } finally {
+    for (const k of ['DATABASE_URL', 'ENCRYPTION_KEY'] as const) {
+      if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    }
+    process.exitCode = saved.exitCode;
+  }
+}
+
+const auditOf = (orgId: string, action: string) =>
+  t.platform.db.sys.query<{ credential_kind: string; actor_user_id: string | null; request_id: string; target_id: string; details: Record<string, unknown> }>(
+    `SELECT credential_kind, actor_user_id, request_id, target_id, details FROM audit_log WHERE org_id = $1 AND action = $2 ORDER BY id`, [orgId, action]);
+const slug = (tag: string) => `${tag}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+
+describe('platform CLI: admin commands', () => {
+  it('org create, user create, api-key create, scim-token create and entitlements set work end to end', async () => {
+    const s = slug('cli-org');
+    const org = await cli('org', 'create', '--name', 'CLI Org', '--slug', s, '--json');
+    expect(org.code).toBe(0);
+    expect(org.json).toMatchObject({ id: expect.any(String), name: 'CLI Org', slug: s, is_root: false, subscription_status: 'active' });
+    expect(org.json.role).toBeUndefined();
+    const orgId = org.json.id as string;
+    const created = await auditOf(orgId, 'organization.created');
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ credential_kind: 'system', actor_user_id: null, request_id: expect.stringMatching(/^cli:/) });
+
+    const email = uniqueEmail('cli-owner');
+    const user = await cli('user', 'create', '--email', email, '--name', 'Cli Owner', '--org', s, '--role', 'owner', '--password', STRONG_PASSWORD, '--json');
+    expect(user.code).toBe(0);
+    expect(user.json).toMatchObject({ user_id: expect.any(String), email, name: 'Cli Owner', role: 'owner', organization_id: orgId, password_set: true });
+    const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password: STRONG_PASSWORD } });
+    expect(login.statusCode).toBe(200);
+    expect(login.json().data.organization).toMatchObject({ id: orgId, role: 'owner' });
+    expect((await auditOf(orgId, 'user.created'))[0]).toMatchObject({ credential_kind: 'system', target_id: user.json.user_id, details: { email, invited: false } });
+    expect((await auditOf(orgId, 'member.added'))[0]).toMatchObject({ credential_kind: 'system', details: { role: 'owner' } });
+
+    // an invited member (no password) by organization id
+    const invitee = uniqueEmail('cli-invitee');
+    const inv = await cli('user', 'create', '--email', invitee, '--name', 'Invitee', '--org', orgId, '--json');
+    expect(inv.json).toMatchObject({ role: 'member', password_set: false });
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: invitee, password: STRONG_PASSWORD } }), 401, 'AUTH_INVALID_CREDENTIALS');
+
+    const key = await cli('api-key', 'create', '--org', s, '--user', email.toUpperCase(), '--name', 'deploy', '--scopes', 'projects:read, settings:write', '--expires-in-days', '30', '--json');
+    expect(key.code).toBe(0);
+    expect(key.json).toMatchObject({ id: expect.any(String), name: 'deploy', scopes: ['projects:read', 'settings:write'], created_by_user_id: user.json.user_id, revoked_at: null });
+    expect(key.json.key).toMatch(API_KEY_RE);
+    expect(Math.round((Date.parse(key.json.expires_at) - Date.now()) / 86_400_000)).toBe(30);
+    const me = await t.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key.json.key) });
+    expect(me.statusCode).toBe(200);
+    expect(me.json().data).toMatchObject({ user: { email }, organization: { id: orgId }, role: 'owner', credential: { kind: 'api_key', scopes: ['projects:read', 'settings:write'] } });
+    expect((await auditOf(orgId, 'api_key.created'))[0]).toMatchObject({ credential_kind: 'system', target_id: key.json.id, details: { acts_as_user_id: user.json.user_id } });
+
+    const scim = await cli('scim-token', 'create', '--org', s, '--name', 'Okta', '--json');
+    expect(scim.code).toBe(0);
+    expect(scim.json).toMatchObject({ id: expect.any(String), name: 'Okta', token: expect.stringMatching(/^scim_/), organization_id: orgId });
+    const row = await t.platform.db.sys.one<{ token_hash: string }>(`SELECT token_hash FROM scim_tokens WHERE id = $1`, [scim.json.id]);
+    expect(row!.token_hash).toBe(sha256Hex(scim.json.token));
+    expect(await auditOf(orgId, 'scim_token.created')).toHaveLength(1);
+
+    const ent = await cli('entitlements', 'set', '--org', orgId, '--plan-tier', 'team', '--subscription-status', 'past_due', '--features', 'documents,mcp', '--json');
+    expect(ent.code).toBe(0);
+    expect(ent.json).toMatchObject({ id: orgId, plan_tier: 'team', subscription_status: 'past_due', features: ['documents', 'mcp'] });
+    // another process changed it: this server sees it once its short credential cache turns over
+    t.platform.credentials.invalidate();
+    expect((await t.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key.json.key) })).json().data.organization).toMatchObject({ plan_tier: 'team', features: ['documents', 'mcp'] });
+    expect((await auditOf(orgId, 'organization.entitlements_changed'))[0]).toMatchObject({ credential_kind: 'system', details: { plan_tier: 'team', subscription_status: 'past_due', features: ['documents', 'mcp'] } });
+    const none = await cli('entitlements', 'set', '--org', s, '--features', '', '--json');
+    expect(none.json.features).toEqual([]);
+  });
+
+  it('prints readable text without --json', async () => {
+    const s = slug('cli-text');
+    const org = await cli('org', 'create', '--name', 'Text Org', '--slug', s);
+    expect(org.code).toBe(0);
+    expect(org.out).toContain(`slug ${s}`);
+    await cli('user', 'create', '--email', uniqueEmail('t'), '--name', 'T', '--org', s, '--role', 'admin');
+    const email = uniqueEmail('text');
+    await cli('user', 'create', '--email', email, '--name', 'T', '--org', s);
+    const key = await cli('api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '1');
+    expect(key.out).toMatch(/svc_live_[A-Za-z0-9]{8}_/);
+  });
+
+  it('refuses bad input with the REST codes (exit 1, JSON error with --json)', async () => {
+    const s = slug('cli-bad');
+    expect((await cli('org', 'create', '--name', 'Bad', '--slug', s, '--json')).code).toBe(0);
+    const email = uniqueEmail('bad');
+    expect((await cli('user', 'create', '--email', email, '--name', 'B', '--org', s, '--password', STRONG_PASSWORD, '--json')).code).toBe(0);
+    const cases: Array<[string[], string]> = [
+      [['org', 'create', '--name', 'Dup', '--slug', s], 'CONFLICT'],
+      [['org', 'create', '--name', 'X', '--slug', 'admin'], 'VALIDATION_ERROR'],
+      [['org', 'create', '--name', '   '], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', 'not-an-email', '--name', 'X', '--org', s], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--role', 'king'], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--role', 'super_admin'], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--password', 'password1234'], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', email, '--name', 'X', '--org', s], 'CONFLICT'],
+      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', 'no-such-org'], 'NOT_FOUND'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read,bogus', '--expires-in-days', '5'], 'VALIDATION_ERROR'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'admin', '--expires-in-days', '5'], 'VALIDATION_ERROR'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '400'], 'VALIDATION_ERROR'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', 'soon'], 'VALIDATION_ERROR'],
+      [['api-key', 'create', '--org', s, '--user', uniqueEmail('nobody'), '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5'], 'NOT_FOUND'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', '', '--expires-in-days', '5'], 'VALIDATION_ERROR'],
+      [['entitlements', 'set', '--org', s, '--plan-tier', 'gold'], 'VALIDATION_ERROR'],
+      [['entitlements', 'set', '--org', s, '--features', 'documents,teleport'], 'VALIDATION_ERROR'],
+      [['entitlements', 'set', '--org', '0190a000-0000-7000-8000-000000000000', '--plan-tier', 'pro'], 'NOT_FOUND'],
+      [['scim-token', 'create', '--org', 'no-such-org', '--name', 'x'], 'NOT_FOUND'],
+    ];
+    for (const [argv, code] of cases) {
+      const r = await cli(...argv, '--json');
+      expect({ argv, exit: r.code, code: r.json?.error?.code }).toEqual({ argv, exit: 1, code });
+      expect(r.err).toContain(code);
+    }
+    // a member of another organization is not a member here
+    const other = slug('cli-other');
+    await cli('org', 'create', '--name', 'Other', '--slug', other);
+    const r = await cli('api-key', 'create', '--org', other, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5', '--json');
+    expect(r.json.error.code).toBe('NOT_FOUND');
+  });
+
+  it('usage errors exit 2: missing or unknown options, unknown commands', async () => {
+    for (const argv of [['org', 'create'], ['org', 'create', '--name', 'x', '--colour', 'red'], ['user', 'create', '--email', 'a@b.c'], ['entitlements', 'set', '--org', 'x'], ['org', 'destroy'], ['frobnicate'], ['org']]) {
+      const r = await cli(...argv);
+      expect({ argv, code: r.code }).toEqual({ argv, code: 2 });
+      expect(r.err + r.out).toMatch(/Usage: platform/);
+    }
+  });
+
+  it('--help for every command', async () => {
+    const top = await cli('--help');
+    expect(top.code).toBe(0);
+    for (const c of ['org create', 'user create', 'api-key create', 'scim-token create', 'entitlements set']) {
+      expect(top.out).toContain(c);
+      const r = await cli(...c.split(' '), '--help');
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`Usage: platform ${c}`);
+    }
+    expect((await cli('api-key', '--help')).out).toContain('platform api-key create');
+  });
+});
+
+describe('platform CLI: the bin', () => {
+  it('node bin/platform.mjs --help prints the usage', () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const r = spawnSync(process.execPath, [path.join(root, 'bin', 'platform.mjs'), '--help'], { cwd: root, encoding: 'utf8', timeout: 170_000 });
+    expect(r.stdout).toContain('Usage: platform <command>');
+    expect(r.stdout).toContain('api-key create');
+    expect(r.status).toBe(0);
+  }, 180_000);
+});

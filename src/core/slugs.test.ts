@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { assertSlug, RESERVED_SLUGS, SLUG_MAX, slugify, slugProblem } from './slugs.js';
+import { AppError } from './errors.js';
+
+function refusal(slug: string): AppError {
+  try { assertSlug(slug); } catch (e) { return e as AppError; }
+  throw new Error(`"${slug}" was accepted`);
+}
+
+describe('slugs', () => {
+  it('accepts lowercase alphanumerics with single internal hyphens', () => {
+    for (const s of ['a', 'acme', 'acme-2', 'a-b-c', '123', 'x'.repeat(SLUG_MAX)]) expect(slugProblem(s), s).toBeNull();
+  });
+
+  it('refuses bad formats with INVALID_FORMAT in a VALIDATION_ERROR', () => {
+    for (const s of ['', 'Acme', '-acme', 'acme-', 'ac--me', 'ac me', 'acme_1', 'ác', 'x'.repeat(SLUG_MAX + 1)]) {
+      expect(slugProblem(s), s).toBe('invalid_format');
+      const e = refusal(s);
+      expect([e.code, e.status]).toEqual(['VALIDATION_ERROR', 400]);
+      expect(e.message).toContain('INVALID_FORMAT');
+    }
+  });
+
+  it('refuses reserved words with RESERVED_SLUG', () => {
+    for (const s of ['admin', 'api', 'v1', 'docs', 'me']) {
+      expect(slugProblem(s)).toBe('reserved');
+      const e = refusal(s);
+      expect(e.code).toBe('VALIDATION_ERROR');
+      expect(e.message).toContain('RESERVED_SLUG');
+    }
+  });
+
+  it('refuses UUID-shaped slugs (they would shadow id lookups)', () => {
+    expect(slugProblem('550e8400-e29b-41d4-a716-446655440000')).toBe('uuid_shaped');
+    expect(refusal('550e8400-e29b-41d4-a716-446655440000').message).toContain('INVALID_FORMAT');
+  });
+
+  it('slugify gives a valid, non-reserved slug for any name', () => {
+    const names = ['Acme Inc.', '  Ünïcödé Café  ', '***', '', 'Admin', 'API', 'a'.repeat(500), '--x--', '550e8400-e29b-41d4-a716-446655440000', '日本語'];
+    for (const n of names) {
+      const s = slugify(n);
+      expect(slugProblem(s), `${n} -> ${s}`).toBeNull();
+      expect(RESERVED_SLUGS.has(s)).toBe(false);
+    }
+    expect(slugify('Acme Inc.')).toBe('acme-inc');
+    expect(slugify('Café Crème')).toBe('cafe-creme');
+  });
+});

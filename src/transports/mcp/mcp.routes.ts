@@ -1,0 +1,209 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import sjson from 'secure-json-parse';
+import { AppError } from '../../core/errors.js';
+import { jsonDepthExceeds } from '../../core/http/json-parser.js';
+import { RPC, classify, rpcError, type JsonRpcResponse } from './jsonrpc.js';
+import { McpDispatcher, SUPPORTED_PROTOCOL_VERSIONS } from './dispatcher.js';
+import { ToolRegistry } from './registry.js';
+import { TOOL_SETS } from './tools/index.js';
+import { RESOURCE_PROVIDERS } from './resources/index.js';
+import { endSession, findSession, openSession } from './sessions.js';
+
+/** A body that is not JSON: answered with JSON-RPC -32700 in HTTP 200, not with the REST 400. */
+class ParseFailure { constructor(readonly reason: string) {} }
+
+export const MCP_PATH = '/v1/mcp';
+export const METADATA_PATH = '/.well-known/oauth-protected-resource/v1/mcp';
+
+type ReplyMode = 'json' | 'sse';
+
+/**
+ * Accept negotiation (Streamable HTTP): JSON whenever the client takes application/json (or sends no Accept,
+ * or a wildcard); a single SSE event when it takes only text/event-stream; otherwise 406.
+ */
+export function replyMode(accept: string | undefined): ReplyMode | null {
+  if (!accept || !accept.trim()) return 'json';
+  const ranges = accept.split(',').map((r) => {
+    const [type, ...ps] = r.trim().toLowerCase().split(';').map((s) => s.trim());
+    const q = ps.find((x) => x.startsWith('q='));
+    return { type, q: q ? Number(q.slice(2)) : 1 };
+  }).filter((r) => r.q > 0);
+  const takes = (...types: string[]) => ranges.some((r) => types.includes(r.type));
+  if (takes('application/json', 'application/*', '*/*')) return 'json';
+  if (takes('text/event-stream', 'text/*')) return 'sse';
+  return null;
+}
+
+function send(reply: FastifyReply, status: number, body: unknown, mode: ReplyMode = 'json') {
+  const text = JSON.stringify(body);
+  if (mode === 'sse') {
+    return reply.code(status).header('Content-Type', 'text/event-stream').header('Cache-Control', 'no-cache')
+      .send(`event: message\ndata: ${text}\n\n`);
+  }
+  return reply.code(status).type('application/json').send(text);
+}
+
+/** Transport-level refusals (MCP Streamable HTTP): an HTTP status with a JSON-RPC error body without id. */
+const transportError = (reply: FastifyReply, status: number, code: number, message: string) =>
+  send(reply, status, rpcError(null, code, message));
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+function baseUrl(app: FastifyInstance, req: FastifyRequest): string {
+  return (app.platform.config.publicBaseUrl ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
+}
+
+/** MCP over Streamable HTTP at POST /v1/mcp (spec 4.2; MCP 2025-11-25), and its protected-resource metadata. */
+export default async function mcpTransport(app: FastifyInstance) {
+  let dispatcher: McpDispatcher | null = null;
+  let registry: ToolRegistry | null = null;
+  // Built once every area has registered its routes: tools take their needs and schemas from them.
+  const ensure = () => {
+    if (!dispatcher) {
+      registry = new ToolRegistry(TOOL_SETS.flat(), app.routeList);
+      dispatcher = new McpDispatcher(registry, RESOURCE_PROVIDERS);
+    }
+    return { dispatcher, registry: registry! };
+  };
+  app.addHook('onReady', async () => { ensure(); });
+
+  // This plugin's own JSON parser: unparsable JSON must become -32700, not the core's 400 INVALID_JSON.
+  const maxDepth = app.platform.config.jsonMaxDepth;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, new ParseFailure('empty body'));
+    if (jsonDepthExceeds(text, maxDepth)) return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth }), undefined);
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      done(null, new ParseFailure((err as Error).message));
+    }
+  });
+
+  // MCP authorization: a 401 names the protected-resource metadata (RFC 9728 section 5.1).
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (reply.statusCode === 401) reply.header('WWW-Authenticate', `Bearer resource_metadata="${baseUrl(app, req)}${METADATA_PATH}"`);
+    return payload;
+  });
+
+  /** Browsers may reach the endpoint only from allowlisted origins (DNS-rebinding protection, MCP transport rule). */
+  const checkOrigin = (req: FastifyRequest) => {
+    const origin = header(req, 'origin');
+    if (!origin) return;
+    const allowed = app.platform.config.corsOrigins;
+    if (allowed.includes('*') || allowed.includes(origin) || origin === baseUrl(app, req)) return;
+    throw new AppError('FORBIDDEN', `Origin "${origin}" is not allowed to call the MCP endpoint`);
+  };
+
+  const mcpConfig = { rateLimit: { failClosed: true }, protocol: 'jsonrpc' as const };
+
+  app.post(MCP_PATH, {
+    config: mcpConfig,
+    schema: {
+      summary: 'MCP JSON-RPC 2.0 endpoint (Streamable HTTP, protocol 2025-11-25)',
+      description: 'One JSON-RPC message per POST: initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read; notifications get 202. JSON-RPC errors are answered inside HTTP 200. See docs/mcp.md.',
+      headers: Type.Object({
+        'mcp-session-id': Type.Optional(Type.String({ description: 'Session from initialize (optional: the endpoint also works without a session)' })),
+        'mcp-protocol-version': Type.Optional(Type.String({ description: 'Negotiated protocol version, e.g. 2025-11-25' })),
+      }),
+      body: Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification' }),
+      response: {
+        200: Type.Unknown({ description: 'JSON-RPC response (application/json, or one text/event-stream event when only SSE is accepted)' }),
+        202: Type.Null({ description: 'Notification or response accepted; no body' }),
+      },
+    },
+  }, async (req, reply) => {
+    checkOrigin(req);
+    const mode = replyMode(header(req, 'accept'));
+    if (!mode) return transportError(reply, 406, RPC.TRANSPORT_ERROR, 'Not Acceptable: the client must accept application/json or text/event-stream');
+    const { dispatcher } = ensure();
+
+    if (req.body instanceof ParseFailure || req.body === undefined) {
+      return send(reply, 200, rpcError(null, RPC.PARSE_ERROR, `Parse error: ${req.body instanceof ParseFailure ? req.body.reason : 'empty body'}`), mode);
+    }
+    const msg = classify(req.body);
+    const isInitialize = msg.kind === 'request' && msg.msg.method === 'initialize';
+
+    // Session and version headers are checked on everything but initialize (which starts a new session).
+    if (!isInitialize) {
+      const version = header(req, 'mcp-protocol-version');
+      if (version !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+        return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: unsupported MCP-Protocol-Version "${version}" (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+      }
+      const sessionId = header(req, 'mcp-session-id');
+      if (sessionId !== undefined) {
+        const session = await findSession(req.ctx, sessionId);
+        if (!session) return transportError(reply, 404, RPC.SESSION_NOT_FOUND, 'Session not found: it is unknown or has ended; send initialize again without MCP-Session-Id');
+        if (version !== undefined && version !== session.protocol_version) {
+          return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: MCP-Protocol-Version "${version}" differs from the session's negotiated "${session.protocol_version}"`);
+        }
+        reply.header('MCP-Session-Id', session.id);
+      }
+    }
+
+    if (msg.kind === 'invalid') return send(reply, 200, rpcError(msg.id, msg.error.code, msg.error.message), mode);
+    if (msg.kind === 'notification' || msg.kind === 'response') return reply.code(202).send();
+
+    const response: JsonRpcResponse = await dispatcher.handle(req.ctx, msg.msg, {
+      log: req.log,
+      onInitialize: async ({ protocolVersion, clientInfo }) => {
+        const session = await openSession(req.ctx, { protocolVersion, clientName: clientInfo?.name, clientVersion: clientInfo?.version });
+        reply.header('MCP-Session-Id', session.id);
+      },
+    });
+    return send(reply, 200, response, mode);
+  });
+
+  // No server-initiated stream: the transport's GET answers 405 (clients then work by POST alone).
+  app.get(MCP_PATH, { config: mcpConfig, schema: { summary: 'MCP server-to-client stream (not offered: 405)' } }, async (_req, reply) => {
+    reply.header('Allow', 'POST, DELETE');
+    return transportError(reply, 405, RPC.TRANSPORT_ERROR, 'Method Not Allowed: this server offers no SSE stream; POST JSON-RPC messages instead');
+  });
+
+  app.delete(MCP_PATH, {
+    config: mcpConfig,
+    schema: {
+      summary: 'End an MCP session',
+      headers: Type.Object({ 'mcp-session-id': Type.Optional(Type.String()) }),
+      response: { 204: Type.Null({ description: 'Session ended' }) },
+    },
+  }, async (req, reply) => {
+    checkOrigin(req);
+    const sessionId = header(req, 'mcp-session-id');
+    if (!sessionId) return transportError(reply, 400, RPC.TRANSPORT_ERROR, 'Bad Request: MCP-Session-Id header is required');
+    if (!(await endSession(req.ctx, sessionId))) return transportError(reply, 404, RPC.SESSION_NOT_FOUND, 'Session not found: it is unknown or has already ended');
+    return reply.code(204).send();
+  });
+
+  app.get(METADATA_PATH, {
+    config: { auth: 'public' },
+    schema: {
+      summary: 'OAuth 2.0 protected-resource metadata of the MCP endpoint (RFC 9728)',
+      response: {
+        200: Type.Object({
+          resource: Type.String(), authorization_servers: Type.Array(Type.String()), bearer_methods_supported: Type.Array(Type.String()),
+          scopes_supported: Type.Array(Type.String()), resource_name: Type.String(), resource_documentation: Type.String(),
+        }),
+      },
+    },
+  }, async (req, reply) => {
+    const base = baseUrl(app, req);
+    const { registry } = ensure();
+    const coarse = registry.all().map((t) => t.needs.scope).filter((s): s is string => !!s);
+    reply.header('Cache-Control', 'public, max-age=300');
+    return {
+      resource: `${base}${MCP_PATH}`,
+      // Credentials are API keys and session tokens issued by the platform itself; no OAuth server is offered.
+      authorization_servers: [],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['mcp:*', ...registry.scopes(), ...[...new Set(coarse)].sort()],
+      resource_name: 'Platform API MCP server',
+      resource_documentation: `${base}/docs`,
+    };
+  });
+}

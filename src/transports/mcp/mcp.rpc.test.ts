@@ -1,0 +1,305 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { insertApiKey } from '../../areas/accounts/api-keys.service.js';
+
+// JSON-RPC rules of POST /v1/mcp through app.inject: error codes, sessions, headers, scopes.
+let t: TestApp;
+let owner: Tenant;
+let key: string;
+const ACCEPT = 'application/json, text/event-stream';
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  owner = await newTenant(t.app, { name: 'mcp-rpc' });
+  key = await owner.apiKey(['mcp:*']);
+});
+afterAll(async () => { await t.close(); });
+
+function post(body: unknown, opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {}) {
+  return t.app.inject({
+    method: 'POST', url: '/v1/mcp',
+    headers: { ...bearer(opts.key ?? key), 'content-type': 'application/json', accept: ACCEPT, ...(opts.headers ?? {}) },
+    payload: opts.raw ? (body as string) : JSON.stringify(body),
+  });
+}
+const call = (name: string, args: unknown, opts: { key?: string } = {}) =>
+  post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, opts);
+function rpcErr(res: { statusCode: number; json(): any }, code: number) {
+  expect(res.statusCode).toBe(200);
+  const body = res.json();
+  expect(body.jsonrpc).toBe('2.0');
+  expect(body.error?.code, JSON.stringify(body)).toBe(code);
+  return body.error as { code: number; message: string; data?: any };
+}
+async function initialize(k = key, version = '2025-11-25') {
+  const res = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'inject', version: '1' } } }, { key: k });
+  expect(res.statusCode).toBe(200);
+  return { res, sid: res.headers['mcp-session-id'] as string, result: res.json().result };
+}
+
+describe('JSON-RPC error codes (all inside HTTP 200)', () => {
+  it('-32700 for unparsable JSON and an empty body', async () => {
+    expect(rpcErr(await post('{"jsonrpc": "2.0", "id": 1, "method": ', { raw: true }), -32700).message).toMatch(/Parse error/);
+    expect((await post('{not json', { raw: true })).json().id).toBeNull();
+  });
+
+  it('-32600 for malformed messages and for batches (MCP 2025-11-25 has no batching)', async () => {
+    rpcErr(await post({ id: 1, method: 'ping' }), -32600);
+    rpcErr(await post({ jsonrpc: '1.0', id: 1, method: 'ping' }), -32600);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 7 }), -32600);
+    rpcErr(await post({ jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }), -32600);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'ping', params: 'x' }), -32600);
+    rpcErr(await post('"just a string"', { raw: true }), -32600);
+    const batch = rpcErr(await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]), -32600);
+    expect(batch.message).toMatch(/batch/i);
+    rpcErr(await post([]), -32600);
+    // The id of an invalid request is echoed when it is usable.
+    expect((await post({ jsonrpc: '2.0', id: 'abc', method: '' })).json().id).toBe('abc');
+  });
+
+  it('-32601 for an unknown method', async () => {
+    const e = rpcErr(await post({ jsonrpc: '2.0', id: 9, method: 'prompts/list' }), -32601);
+    expect(e.message).toContain('prompts/list');
+  });
+
+  it('-32602 for bad params, unknown tools and arguments that fail the schema', async () => {
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: [1, 2] }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'projects.list', arguments: [] } }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {} } }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: {} }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'https://example.com/x' } }), -32602);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { cursor: 'bogus' } }), -32602);
+    expect(rpcErr(await call('nope.nothing', {}), -32602).message).toContain('nope.nothing');
+    const missing = rpcErr(await call('projects.create', {}), -32602);
+    expect(missing.message).toContain('"name"');
+    const wrongType = rpcErr(await call('projects.list', { limit: '5' }), -32602);
+    expect(wrongType.data.field).toBe('limit');
+    rpcErr(await call('projects.get', { projectId: 'not-a-uuid' }), -32602);
+    rpcErr(await call('projects.create', { name: 'x', id: '018f0000-0000-7000-8000-000000000000' }), -32602);
+    rpcErr(await call('tasks.update', { taskId: '018f0000-0000-7000-8000-000000000000' }), -32602);
+    rpcErr(await call('find_tools', {}), -32602);
+    rpcErr(await call('call_tool', { name: 'call_tool', arguments: {} }), -32602);
+  });
+
+  it('-32002 for a resource URI that names nothing visible', async () => {
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://specs/018f0000-0000-7000-8000-000000000000' } }), -32002);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://specs/not-a-uuid' } }), -32002);
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://nothing/1' } }), -32002);
+  });
+
+  it('notifications and client responses are accepted with 202 and no body', async () => {
+    for (const body of [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, { jsonrpc: '2.0', id: 5, result: {} }]) {
+      const res = await post(body);
+      expect(res.statusCode).toBe(202);
+      expect(res.body).toBe('');
+    }
+  });
+});
+
+describe('lifecycle and sessions', () => {
+  it('initialize negotiates the version, gives instructions and a session id', async () => {
+    const { res, sid, result } = await initialize();
+    expect(sid).toMatch(/^[\x21-\x7e]+$/);
+    expect(result.protocolVersion).toBe('2025-11-25');
+    expect(result.capabilities.tools).toBeDefined();
+    expect(result.capabilities.resources).toBeDefined();
+    expect(result.serverInfo.name).toBe('platform-api');
+    expect(result.instructions).toMatch(/find_tools.*get_tool_schema.*call_tool/s);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect((await initialize(key, '2025-06-18')).result.protocolVersion).toBe('2025-06-18');
+    expect((await initialize(key, '1999-01-01')).result.protocolVersion).toBe('2025-11-25');
+  });
+
+  it('checks MCP-Session-Id and MCP-Protocol-Version on later requests', async () => {
+    const { sid } = await initialize();
+    const h = (extra: Record<string, string>) => ({ headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', ...extra } });
+    const ok = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, h({}));
+    expect(ok.statusCode).toBe(202);
+    const ping = await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, h({}));
+    expect(ping.json()).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(ping.headers['mcp-session-id']).toBe(sid);
+
+    const badVersion = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, h({ 'mcp-protocol-version': '2030-01-01' }));
+    expect(badVersion.statusCode).toBe(400);
+    const otherVersion = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, h({ 'mcp-protocol-version': '2025-06-18' }));
+    expect(otherVersion.statusCode).toBe(400);
+    const unknown = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { headers: { 'mcp-session-id': 'x'.repeat(43) } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe(-32001);
+
+    // A session answers only to the credential that opened it.
+    const otherKey = await owner.apiKey(['mcp:*']);
+    expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, { key: otherKey, ...h({}) })).statusCode).toBe(404);
+
+    const del = await t.app.inject({ method: 'DELETE', url: '/v1/mcp', headers: { ...bearer(key), 'mcp-session-id': sid } });
+    expect(del.statusCode).toBe(204);
+    expect((await post({ jsonrpc: '2.0', id: 6, method: 'ping' }, h({}))).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/mcp', headers: { ...bearer(key), 'mcp-session-id': sid } })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/mcp', headers: bearer(key) })).statusCode).toBe(400);
+    // Without the session header the endpoint stays stateless.
+    expect((await post({ jsonrpc: '2.0', id: 7, method: 'ping' })).statusCode).toBe(200);
+  });
+
+  it('re-initializing with a stale session id opens a new session', async () => {
+    const { sid } = await initialize();
+    await t.app.inject({ method: 'DELETE', url: '/v1/mcp', headers: { ...bearer(key), 'mcp-session-id': sid } });
+    const res = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, { headers: { 'mcp-session-id': sid } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['mcp-session-id']).not.toBe(sid);
+  });
+
+  it('Accept: JSON by default, one SSE event when only text/event-stream is accepted, else 406', async () => {
+    const sse = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { accept: 'text/event-stream' } });
+    expect(sse.statusCode).toBe(200);
+    expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(sse.body).toBe('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { accept: '*/*' } })).headers['content-type']).toMatch(/json/);
+    const no = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { accept: 'text/html' } });
+    expect(no.statusCode).toBe(406);
+  });
+
+  it('GET answers 405 (no server stream); a foreign browser Origin is refused', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v1/mcp', headers: { ...bearer(key), accept: 'text/event-stream' } });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toContain('POST');
+    const evil = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { origin: 'https://evil.example' } });
+    expect(evil.statusCode).toBe(403);
+  });
+});
+
+describe('tools: catalogue and access', () => {
+  it('tools/list shows three meta-tools, every tool with full=true, each with a scope', async () => {
+    const small = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).json().result.tools;
+    expect(small.map((x: { name: string }) => x.name)).toEqual(['find_tools', 'get_tool_schema', 'call_tool']);
+    expect(small[2].inputSchema.properties.arguments.type).toBe('object');
+    const full = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { full: true } })).json().result.tools;
+    const byName = Object.fromEntries(full.map((x: { name: string }) => [x.name, x]));
+    expect(byName['projects.create']._meta.scope).toBe('mcp:projects.write');
+    expect(byName['projects.create']._meta.coarse_scope).toBe('projects:write');
+    expect(byName['projects.list'].annotations.readOnlyHint).toBe(true);
+    expect(byName['tasks.create'].inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
+    expect(byName['me.get']).toBeDefined();
+    expect(byName['organizations.list']).toBeDefined();
+    expect(byName['api_keys.list']).toBeDefined();
+    for (const tool of full) expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
+  });
+
+  it('find_tools ranks by relevance over names and descriptions', async () => {
+    const find = async (query: string) => (await call('find_tools', { query })).json().result.structuredContent.tools.map((x: { name: string }) => x.name);
+    expect((await find('create task'))[0]).toBe('tasks.create');
+    expect((await find('add a new project'))[0]).toBe('projects.create');
+    expect((await find('specifications'))[0]).toMatch(/^specs\./);
+    expect((await find('who am i'))[0]).toBe('me.get');
+    expect((await find('mark a task done'))[0]).toBe('tasks.update');
+    expect(await find('zzzqqq')).toEqual([]);
+  });
+
+  it('get_tool_schema of an unknown tool is a tool error with suggestions', async () => {
+    const r = (await call('get_tool_schema', { name: 'project.create' })).json().result;
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent.error.details.suggestions).toContain('projects.create');
+  });
+
+  it('scopes: fine-grained, write implies read, per-tool, coarse grant; identical on call_tool and tools/call', async () => {
+    const readOnly = await owner.apiKey(['mcp:projects.read']);
+    expect((await call('projects.list', {}, { key: readOnly })).json().result.isError).toBeUndefined();
+    for (const res of [
+      await call('projects.create', { name: 'x' }, { key: readOnly }),
+      await call('call_tool', { name: 'projects.create', arguments: { name: 'x' } }, { key: readOnly }),
+    ]) {
+      const e = rpcErr(res, -32603);
+      expect(e.message).toContain('mcp:projects.write');
+      expect(e.data).toMatchObject({ code: 'FORBIDDEN', status: 403, details: { requiredScope: 'mcp:projects.write' } });
+    }
+    // Scope is checked before arguments: a refused call with bad arguments still names the scope.
+    expect(rpcErr(await call('projects.create', {}, { key: readOnly }), -32603).message).toContain('mcp:projects.write');
+    rpcErr(await call('tasks.list', { projectId: '018f0000-0000-7000-8000-000000000000' }, { key: readOnly }), -32603);
+
+    const write = await owner.apiKey(['mcp:projects.write']);
+    const created = (await call('projects.create', { name: 'Scoped' }, { key: write })).json().result;
+    expect(created.isError).toBeUndefined();
+    expect((await call('projects.get', { projectId: created.structuredContent.id }, { key: write })).json().result.isError).toBeUndefined();
+
+    const oneTool = await owner.apiKey(['mcp:projects.get']);
+    expect((await call('projects.get', { projectId: created.structuredContent.id }, { key: oneTool })).json().result.isError).toBeUndefined();
+    rpcErr(await call('projects.list', {}, { key: oneTool }), -32603);
+
+    const coarse = await owner.apiKey(['projects:read']);
+    expect((await call('projects.list', {}, { key: coarse })).json().result.isError).toBeUndefined();
+    expect((await call('tasks.list', { projectId: created.structuredContent.id }, { key: coarse })).json().result.isError).toBeUndefined();
+    expect(rpcErr(await call('tasks.create', { projectId: created.structuredContent.id, title: 'x' }, { key: coarse }), -32603).message).toContain('mcp:tasks.write');
+
+    // Routes that need no scope on REST (GET /v1/me) need none here either; a settings-scoped REST route does.
+    const unrelated = await owner.apiKey(['vision']);
+    expect((await call('me.get', {}, { key: unrelated })).json().result.structuredContent.credential.scopes).toEqual(['vision']);
+    expect(rpcErr(await call('api_keys.list', {}, { key: unrelated }), -32603).message).toContain('mcp:api_keys.read');
+
+    // tools/list marks what this credential may call.
+    const full = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { full: true } }, { key: readOnly })).json().result.tools;
+    const allowed = Object.fromEntries(full.filter((x: { _meta?: unknown }) => x._meta).map((x: { name: string; _meta: { allowed: boolean } }) => [x.name, x._meta.allowed]));
+    expect(allowed['projects.list']).toBe(true);
+    expect(allowed['projects.create']).toBe(false);
+  });
+
+  it('role permissions apply as on REST (viewer cannot create: -32603 PERMISSION_DENIED)', async () => {
+    const add = await t.app.inject({ method: 'POST', url: '/v1/organizations/current/members', headers: owner.auth, payload: { email: `viewer-${Date.now()}@example.test`, role: 'viewer' } });
+    expect(add.statusCode).toBe(201);
+    const viewerId = add.json().data.user_id;
+    const viewerKey = await t.platform.db.tenantTx(owner.orgId, (sql) => insertApiKey(sql, owner.orgId, viewerId, 'viewer', ['mcp:*'], new Date(Date.now() + 86_400_000).toISOString()));
+    expect((await call('projects.list', {}, { key: viewerKey.key })).json().result.isError).toBeUndefined();
+    const e = rpcErr(await call('projects.create', { name: 'no' }, { key: viewerKey.key }), -32603);
+    expect(e.data.code).toBe('PERMISSION_DENIED');
+    expect(e.message).toContain('project.create');
+  });
+
+  it('the organization\'s mcp feature is required for tools and resources (-32603 FEATURE_DISABLED)', async () => {
+    const other = await newTenant(t.app, { name: 'mcp-nofeature' });
+    const otherKey = await other.apiKey(['mcp:*']);
+    const off = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${other.orgId}/entitlements`, headers: bearer(t.rootKey), payload: { features: ['documents'] } });
+    expect(off.statusCode).toBe(200);
+    const e = rpcErr(await call('projects.list', {}, { key: otherKey }), -32603);
+    expect(e.data.code).toBe('FEATURE_DISABLED');
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/list' }, { key: otherKey })).json().result.resources).toEqual([]);
+  });
+
+  it('cross-tenant ids read as not found (tool error), never as another tenant\'s data', async () => {
+    const other = await newTenant(t.app, { name: 'mcp-other' });
+    const otherKey = await other.apiKey(['mcp:*']);
+    const mine = (await call('projects.create', { name: 'Mine' })).json().result.structuredContent;
+    const r = (await call('projects.get', { projectId: mine.id }, { key: otherKey })).json().result;
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('resources', () => {
+  it('lists specs with cursor pagination and reads them by URI; gated like specs.get', async () => {
+    const tenant = await newTenant(t.app, { name: 'mcp-res' });
+    const k = await tenant.apiKey(['mcp:*']);
+    const p1 = (await call('projects.create', { name: 'R1' }, { key: k })).json().result.structuredContent;
+    const p2 = (await call('projects.create', { name: 'R2' }, { key: k })).json().result.structuredContent;
+    const made: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const s = (await call('specs.create', { projectId: i % 2 ? p1.id : p2.id, title: `Spec ${i}`, content: `content ${i}` }, { key: k })).json().result.structuredContent;
+      made.push(`platform://specs/${s.spec_id}`);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const r = (await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: cursor ? { cursor } : {} }, { key: k })).json().result;
+      seen.push(...r.resources.map((x: { uri: string }) => x.uri));
+      cursor = r.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen.sort()).toEqual([...made].sort());
+
+    const noSpecs = await tenant.apiKey(['mcp:tasks.read']);
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/list' }, { key: noSpecs })).json().result.resources).toEqual([]);
+    const denied = rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: made[0] } }, { key: noSpecs }), -32603);
+    expect(denied.message).toContain('mcp:specs.read');
+    // Another tenant cannot read it either.
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: made[0] } }), -32002);
+  });
+});

@@ -1,0 +1,70 @@
+import pg from 'pg';
+import { AppError } from '../../core/errors.js';
+import { actor, type ServiceContext } from '../../core/context.js';
+import { RPC, RpcError } from './jsonrpc.js';
+import { checkAccess } from './access.js';
+import { describeArgErrors, type Tool, type ToolRegistry } from './registry.js';
+
+export interface Logger { error(o: unknown, m?: string): void; warn(o: unknown, m?: string): void }
+
+/** MCP CallToolResult: text for models, the same value as structuredContent for programs. */
+export interface ToolResult { content: Array<{ type: 'text'; text: string }>; structuredContent?: Record<string, unknown>; isError?: boolean }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function toolResult(value: unknown): ToolResult {
+  const structured = isPlainObject(value) ? value : Array.isArray(value) ? { items: value } : { result: value ?? null };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/** A tool execution error (MCP: reported in the result with isError, so the model can read and correct it). */
+export function toolError(err: AppError): ToolResult {
+  const error = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  return { content: [{ type: 'text', text: `${err.code}: ${err.message}` }], structuredContent: { error }, isError: true };
+}
+
+const ACCESS_STATUSES = new Set([401, 402, 403]);
+
+/**
+ * Maps a failure to a JSON-RPC error. Access refusals (401/402/403: scope, role, permission, feature,
+ * subscription) are -32603 with the platform's message, which names what is missing, and the platform
+ * code in `data`; unexpected failures are -32603 with a sanitized message.
+ */
+export function toRpcError(err: unknown, ctx: ServiceContext, log: Logger): RpcError {
+  if (err instanceof RpcError) return err;
+  if (err instanceof AppError) {
+    if (err.status >= 500) log.warn({ code: err.code }, err.message);
+    return new RpcError(RPC.INTERNAL_ERROR, err.message, { code: err.code, status: err.status, ...(err.details ? { details: err.details } : {}), ...(err.status >= 500 ? { requestId: ctx.requestId } : {}) });
+  }
+  log.error({ err }, 'MCP request failed');
+  const isDb = err instanceof pg.DatabaseError;
+  return new RpcError(RPC.INTERNAL_ERROR, isDb ? 'A database error occurred; retry with backoff' : 'Internal error; retry with backoff',
+    { code: isDb ? 'DATABASE_ERROR' : 'INTERNAL_ERROR', status: 500, requestId: ctx.requestId });
+}
+
+/**
+ * Runs one platform tool: the access check first (identical for tools/call and call_tool), then the
+ * arguments against the tool's schema (-32602), then the service. Service refusals that are not about
+ * access (404, 409, 400 from the rules) come back as isError results.
+ */
+export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name: string, args: unknown, log: Logger): Promise<ToolResult> {
+  const tool: Tool | undefined = registry.get(name);
+  if (!tool) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool "${name}"; use find_tools to search the catalogue`, { name });
+  if (args !== undefined && !isPlainObject(args)) throw new RpcError(RPC.INVALID_PARAMS, `Arguments of "${name}" must be an object`, { name });
+  try {
+    checkAccess(actor(ctx), tool);
+  } catch (err) {
+    throw toRpcError(err, ctx, log);
+  }
+  const input = structuredClone(args ?? {}) as Record<string, unknown>;
+  if (!tool.validate(input)) {
+    const { message, field } = describeArgErrors(tool.validate.errors);
+    throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
+  }
+  try {
+    return toolResult(await tool.def.run(ctx, input));
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500 && !ACCESS_STATUSES.has(err.status)) return toolError(err);
+    throw toRpcError(err, ctx, log);
+  }
+}

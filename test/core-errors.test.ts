@@ -1,0 +1,233 @@
+/** Core contracts: envelope shapes, the error table of spec part 7, Fastify's own errors, 5xx sanitizing, request ids. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import pg from 'pg';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../src/core/errors.js';
+import { installErrorHandler, toAppError } from '../src/core/http/error-handler.js';
+import { installValidators } from '../src/core/http/validation.js';
+import { installJsonParser } from '../src/core/http/json-parser.js';
+
+/** Spec part 7, transcribed: code -> HTTP status ('4xx' where the spec gives no number). */
+const SPEC_ERRORS: Record<string, number | '4xx'> = {
+  VALIDATION_ERROR: 400, INVALID_JSON: 400, INVALID_ID_FORMAT: 400, INVALID_PARAMETER: 400, INVALID_INPUT: 400,
+  AUTH_REQUIRED: 401, AUTH_TOKEN_INVALID: 401, AUTH_TOKEN_EXPIRED: 401, AUTH_INVALID_CREDENTIALS: 401, INVALID_API_KEY: 401, UNAUTHORIZED: 401,
+  BILLING_SUBSCRIPTION_REQUIRED: 402, BILLING_SUBSCRIPTION_PAST_DUE: 402, BILLING_SUBSCRIPTION_CANCELLED: 402,
+  FORBIDDEN: 403, PERMISSION_DENIED: 403, FEATURE_DISABLED: 403, MFA_STEPUP_REQUIRED: 403, PROJECT_LIMIT_REACHED: 403, DOMAIN_ALREADY_CLAIMED: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409, PROJECT_SLUG_EXISTS: 409, PUBKEY_MISMATCH: 409, OWNERSHIP_NOT_PROVEN: 409, NEEDS_PROVIDER_CONNECTION: 409, consent_already_decided: 409,
+  session_ended: 410,
+  PAYLOAD_TOO_LARGE: 413, FILE_SIZE_LIMIT_EXCEEDED: 413, RENAME_CORPUS_TOO_LARGE: '4xx',
+  CONTENT_POLICY_VIOLATION: 422, DOMAIN_NOT_ON_CLOUDFLARE: 422,
+  CRYPTO_FLOOR_VIOLATION: 426,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500, DATABASE_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  SERVICE_UNAVAILABLE: 503,
+  PROCESSING_RESTRICTED: '4xx',
+};
+
+describe('error table (spec part 7)', () => {
+  it('ERROR_STATUS has every code of the spec with its status', () => {
+    for (const [code, status] of Object.entries(SPEC_ERRORS)) {
+      const got = (ERROR_STATUS as Record<string, number>)[code];
+      expect(got, code).toBeTypeOf('number');
+      if (status === '4xx') expect(got >= 400 && got < 500, `${code} is ${got}`).toBe(true);
+      else expect(got, code).toBe(status);
+    }
+  });
+
+  it('AppError takes its status from the table; an explicit status and headers are kept', () => {
+    expect(new AppError('NOT_FOUND', 'x').status).toBe(404);
+    const e = new AppError('RATE_LIMIT_EXCEEDED', 'x', { limit: 1 }, { headers: { 'Retry-After': '3' } });
+    expect([e.status, e.headers, e.details]).toEqual([429, { 'Retry-After': '3' }, { limit: 1 }]);
+    expect(new AppError('CONFLICT', 'x', undefined, { status: 422 }).status).toBe(422);
+  });
+
+  describe('through the handler', () => {
+    let app: FastifyInstance;
+    beforeAll(async () => {
+      app = Fastify({ logger: false });
+      installValidators(app);
+      installJsonParser(app, 32);
+      installErrorHandler(app);
+      app.get('/throw/:code', async (req) => {
+        const code = (req.params as { code: string }).code as ErrorCode;
+        throw new AppError(code, `message of ${code}`, { where: 'test' }, code === 'RATE_LIMIT_EXCEEDED' ? { headers: { 'Retry-After': '7' } } : undefined);
+      });
+      app.get('/boom', async () => { throw new Error('connection to 10.0.0.5 failed: password "hunter2" rejected'); });
+      app.get('/pg', async () => { throw new pg.DatabaseError('relation "secret_table" does not exist', 100, 'error'); });
+      app.get('/http-error', async () => { throw Object.assign(new Error('teapot internals'), { statusCode: 418 }); });
+      await app.ready();
+    });
+    afterAll(async () => { await app.close(); });
+
+    it('every code maps to its status in the error envelope', async () => {
+      for (const code of Object.keys(ERROR_STATUS) as ErrorCode[]) {
+        const res = await app.inject({ url: `/throw/${code}` });
+        expect(res.statusCode, code).toBe(ERROR_STATUS[code]);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        const body = res.json();
+        expect(body.success).toBe(false);
+        expect(body.error.code).toBe(code);
+        if (ERROR_STATUS[code] < 500) {
+          expect(body.error).toEqual({ code, message: `message of ${code}`, details: { where: 'test' } });
+        } else {
+          // 5xx details always carry the request id, whatever the thrower gave.
+          expect(typeof body.error.details.requestId).toBe('string');
+          expect(Object.keys(body).sort()).toEqual(['error', 'success']);
+        }
+      }
+    });
+
+    it('headers of an AppError are sent (Retry-After on 429)', async () => {
+      const res = await app.inject({ url: '/throw/RATE_LIMIT_EXCEEDED' });
+      expect(res.headers['retry-after']).toBe('7');
+    });
+
+    it('an unexpected error is 500 INTERNAL_ERROR with a sanitized message and details.requestId', async () => {
+      const res = await app.inject({ url: '/boom' });
+      const err = errorOf(res, 500, 'INTERNAL_ERROR');
+      expect(err.message).not.toMatch(/10\.0\.0\.5|hunter2|password/);
+      expect(Object.keys(err.details ?? {})).toEqual(['requestId']);
+      expect(typeof err.details?.requestId).toBe('string');
+    });
+
+    it('a PostgreSQL error is 500 DATABASE_ERROR without the server message', async () => {
+      const res = await app.inject({ url: '/pg' });
+      const err = errorOf(res, 500, 'DATABASE_ERROR');
+      expect(err.message).not.toContain('secret_table');
+      expect(typeof err.details?.requestId).toBe('string');
+    });
+
+    it('another 4xx error with a status becomes VALIDATION_ERROR, not a 500', async () => {
+      errorOf(await app.inject({ url: '/http-error' }), 400, 'VALIDATION_ERROR');
+    });
+  });
+
+  it('toAppError: pg errors are DATABASE_ERROR, others INTERNAL_ERROR, AppErrors unchanged', () => {
+    const req = { id: 'r-1', routeOptions: {}, server: { initialConfig: { bodyLimit: 10 } }, headers: {} } as unknown as FastifyRequest;
+    const db = toAppError(new pg.DatabaseError('duplicate key value violates unique constraint "users_email"', 10, 'error'), req);
+    expect([db.code, db.status, db.details]).toEqual(['DATABASE_ERROR', 500, { requestId: 'r-1' }]);
+    expect(db.message).not.toContain('users_email');
+    const other = toAppError(new TypeError('x is undefined at /srv/app/secret.js:10'), req);
+    expect([other.code, other.status]).toEqual(['INTERNAL_ERROR', 500]);
+    expect(other.message).not.toContain('secret.js');
+    const mine = new AppError('CONFLICT', 'dup');
+    expect(toAppError(mine, req)).toBe(mine);
+  });
+});
+
+describe('on the app', () => {
+  let t: TestApp;
+  let a: Tenant;
+  beforeAll(async () => { t = await buildTestApp(); a = await newTenant(t.app); });
+  afterAll(async () => { await t.close(); });
+
+  it('success envelope: {success:true, data}', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: a.auth });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['data', 'success']);
+    expect(body.success).toBe(true);
+  });
+
+  it('list envelope adds pagination {total, limit, offset, has_more}', async () => {
+    const res = await t.app.inject({ url: '/v1/organizations/current/members?limit=1&offset=0', headers: a.auth });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.success).toBe(true);
+    expect(Array.isArray(body.data)).toBe(true);
+    expect(body.pagination).toEqual({ total: 1, limit: 1, offset: 0, has_more: false });
+  });
+
+  it('an unknown route is 404 NOT_FOUND in the envelope', async () => {
+    const err = errorOf(await t.app.inject({ url: '/v1/no-such-route' }), 404, 'NOT_FOUND');
+    expect(err.message).toContain('/v1/no-such-route');
+    errorOf(await t.app.inject({ method: 'PATCH', url: '/v1/health' }), 404, 'NOT_FOUND');
+    const bad = await t.app.inject({ url: '/v1/%E0%A4%A', headers: { 'x-request-id': 'bad-url-1' } });
+    errorOf(bad, 404, 'NOT_FOUND');
+    expect(bad.headers['x-request-id']).toBe('bad-url-1');
+    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${'a'.repeat(600)}`, headers: a.auth }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('an unsupported media type is 415 UNSUPPORTED_MEDIA_TYPE in the envelope', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: { ...a.auth, 'content-type': 'text/plain' }, payload: 'name=x' });
+    errorOf(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('invalid JSON is 400 INVALID_JSON; a __proto__ key is refused', async () => {
+    const h = { ...a.auth, 'content-type': 'application/json' };
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: h, payload: '{"name": "x",' }), 400, 'INVALID_JSON');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: h, payload: '{"name":"x","__proto__":{"isAdmin":true}}' }), 400, 'INVALID_JSON');
+  });
+
+  it('validation errors name the field; a missing body is VALIDATION_ERROR', async () => {
+    const err = errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: {} }), 400, 'VALIDATION_ERROR');
+    expect(err.message).toContain('name');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: { ...a.auth, 'content-type': 'application/json' }, payload: '' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('a bad query value is 400 INVALID_PARAMETER', async () => {
+    errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=0', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=abc', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ url: '/v1/organizations/current/members?offset=-1', headers: a.auth }), 400, 'INVALID_PARAMETER');
+  });
+
+  describe('request id', () => {
+    it('every response carries X-Request-Id (a UUIDv7 when none was sent), errors included', async () => {
+      const ok = await t.app.inject({ url: '/v1/health' });
+      expect(ok.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const e401 = await t.app.inject({ url: '/v1/me' });
+      expect(e401.headers['x-request-id']).toBeTruthy();
+      const e404 = await t.app.inject({ url: '/v1/nothing-here' });
+      expect(e404.headers['x-request-id']).toBeTruthy();
+      expect(e404.headers['x-request-id']).not.toBe(e401.headers['x-request-id']);
+    });
+
+    it('an incoming X-Request-Id is used and echoed; an unsafe one is replaced', async () => {
+      const res = await t.app.inject({ url: '/v1/health', headers: { 'x-request-id': 'client-abc_123.4:5' } });
+      expect(res.headers['x-request-id']).toBe('client-abc_123.4:5');
+      const bad = await t.app.inject({ url: '/v1/health', headers: { 'x-request-id': 'has spaces <script>' } });
+      expect(bad.headers['x-request-id']).not.toContain('script');
+      const long = await t.app.inject({ url: '/v1/health', headers: { 'x-request-id': 'a'.repeat(300) } });
+      expect(String(long.headers['x-request-id']).length).toBeLessThanOrEqual(128);
+    });
+
+    it('the request id reaches the audit log', async () => {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: { ...a.auth, 'x-request-id': `audit-${a.orgId}` }, payload: { name: 'k', scopes: ['projects:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() } });
+      expect(res.statusCode).toBe(201);
+      const row = await t.platform.db.sys.one<{ request_id: string }>(`SELECT request_id FROM audit_log WHERE org_id = $1 AND action = 'api_key.created'`, [a.orgId]);
+      expect(row?.request_id).toBe(`audit-${a.orgId}`);
+    });
+  });
+});
+
+describe('database unreachable', () => {
+  let t: TestApp;
+  let a: Tenant;
+  beforeAll(async () => {
+    t = await buildTestApp({ credentialCacheTtlMs: 0 });
+    a = await newTenant(t.app);
+    await t.platform.db.close();
+  });
+  afterAll(async () => { await t.close(); });
+
+  it('health answers 503 SERVICE_UNAVAILABLE with details.requestId', async () => {
+    const res = await t.app.inject({ url: '/v1/health', headers: { 'x-request-id': 'health-down' } });
+    const err = errorOf(res, 503, 'SERVICE_UNAVAILABLE');
+    expect(err.details?.requestId).toBe('health-down');
+    expect(res.headers['x-request-id']).toBe('health-down');
+  });
+
+  it('an authenticated route answers 5xx with a sanitized message and details.requestId', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: { ...a.auth, 'x-request-id': 'me-down' } });
+    expect(res.statusCode).toBeGreaterThanOrEqual(500);
+    const body = res.json();
+    expect(body.success).toBe(false);
+    expect(['INTERNAL_ERROR', 'DATABASE_ERROR', 'SERVICE_UNAVAILABLE']).toContain(body.error.code);
+    expect(body.error.message).not.toMatch(/pool|ECONNREFUSED|postgres|end on/i);
+    expect(body.error.details.requestId).toBe('me-down');
+  });
+});

@@ -1,0 +1,235 @@
+/** Core contracts over HTTP: rate limits (headers, 429, fail-closed, per credential and route), CORS, JSON size and depth. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from './helpers.js';
+import { installGuard } from '../src/core/http/guard.js';
+import { installErrorHandler } from '../src/core/http/error-handler.js';
+import { AppError } from '../src/core/errors.js';
+import { jsonDepthExceeds } from '../src/core/http/json-parser.js';
+import { MemoryRateLimitStore, type RateLimitStore } from '../src/core/rate-limit.js';
+import type { Platform } from '../src/core/context.js';
+import type { Principal } from '../src/core/auth/principal.js';
+
+// Tenants and keys are made on an app with the default budgets; the limited app only serves the requests under test.
+let setup: TestApp;
+beforeAll(async () => { setup = await buildTestApp(); });
+afterAll(async () => { await setup.close(); });
+
+function expectRateHeaders(res: { headers: Record<string, unknown> }, limit: number, remaining?: number) {
+  expect(Number(res.headers['x-ratelimit-limit'])).toBe(limit);
+  expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+  if (remaining !== undefined) expect(Number(res.headers['x-ratelimit-remaining'])).toBe(remaining);
+  const reset = Number(res.headers['x-ratelimit-reset']);
+  const now = Date.now() / 1000;
+  expect(reset).toBeGreaterThanOrEqual(Math.floor(now));
+  expect(reset).toBeLessThanOrEqual(Math.ceil(now + 61));
+}
+
+describe('rate limits', () => {
+  let t: TestApp;
+  let a: Tenant;
+  let key1: string;
+  let key2: string;
+  beforeAll(async () => {
+    t = await buildTestApp({ rateLimit: { max: 3, authMax: 3, windowMs: 60_000 } });
+    a = await newTenant(setup.app);
+    key1 = await a.apiKey(['settings:read']);
+    key2 = await a.apiKey(['settings:read']);
+  });
+  afterAll(async () => { await t.close(); });
+
+  it('headers on success, 401, 404 and public routes; 429 RATE_LIMIT_EXCEEDED with Retry-After after the budget', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await t.app.inject({ url: '/v1/me', headers: a.auth });
+      expect(res.statusCode).toBe(200);
+      expectRateHeaders(res, 3, 2 - i);
+    }
+    const over = await t.app.inject({ url: '/v1/me', headers: a.auth });
+    const err = errorOf(over, 429, 'RATE_LIMIT_EXCEEDED');
+    expectRateHeaders(over, 3, 0);
+    const retry = Number(over.headers['retry-after']);
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(60);
+    expect(err.details?.limit).toBe(3);
+
+    expectRateHeaders(await t.app.inject({ url: '/v1/organizations' }), 3);       // 401
+    expectRateHeaders(await t.app.inject({ url: '/v1/health' }), 3);              // public
+    const nf = await t.app.inject({ url: '/v1/does-not-exist', headers: a.auth }); // 404
+    expect(nf.statusCode).toBe(404);
+    expectRateHeaders(nf, 3);
+    const bad = await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: { nope: 1 } }); // 400
+    expect(bad.statusCode).toBe(400);
+    expectRateHeaders(bad, 3);
+  });
+
+  it('budgets are per credential: two keys of one user have separate budgets', async () => {
+    for (let i = 0; i < 3; i++) expect((await t.app.inject({ url: '/v1/api-keys', headers: bearer(key1) })).statusCode).toBe(200);
+    errorOf(await t.app.inject({ url: '/v1/api-keys', headers: bearer(key1) }), 429, 'RATE_LIMIT_EXCEEDED');
+    const other = await t.app.inject({ url: '/v1/api-keys', headers: bearer(key2) });
+    expect(other.statusCode).toBe(200);
+    expectRateHeaders(other, 3, 2);
+  });
+
+  it('budgets are per route: another route still answers', async () => {
+    for (let i = 0; i < 4; i++) await t.app.inject({ url: '/v1/organizations/current', headers: bearer(key1) });
+    errorOf(await t.app.inject({ url: '/v1/organizations/current', headers: bearer(key1) }), 429, 'RATE_LIMIT_EXCEEDED');
+    expect((await t.app.inject({ url: '/v1/organizations', headers: bearer(key1) })).statusCode).toBe(200);
+  });
+
+  it('unauthenticated requests are limited per presented credential or address, before the 401', async () => {
+    for (let i = 0; i < 3; i++) errorOf(await t.app.inject({ url: '/v1/organizations/current/members' }), 401, 'AUTH_REQUIRED');
+    errorOf(await t.app.inject({ url: '/v1/organizations/current/members' }), 429, 'RATE_LIMIT_EXCEEDED');
+  });
+
+  it('auth routes have their own per-address budget (authMax)', async () => {
+    const login = () => t.app.inject({ method: 'POST', url: '/v1/auth/login', remoteAddress: '198.51.100.7', payload: { email: 'nobody@example.test', password: 'wrong-password-1' } });
+    for (let i = 0; i < 3; i++) expect((await login()).statusCode).toBe(401);
+    const over = await login();
+    errorOf(over, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(over.headers['retry-after']).toBeDefined();
+  });
+});
+
+describe('rate limiter outage (guard on a minimal app)', () => {
+  let app: FastifyInstance;
+  let store: RateLimitStore;
+  const principal: Principal = {
+    kind: 'api_key', userId: 'u1', email: 'u@example.test', name: 'U', orgId: 'o1',
+    org: { id: 'o1', name: 'O', slug: 'o', planTier: 'free', subscriptionStatus: 'active', features: [], isRoot: false, sessionDurationDays: 30 },
+    role: 'owner', permissions: new Set(), scopes: null, legacyKey: false, apiKeyId: 'k1',
+  };
+  beforeAll(async () => {
+    store = new MemoryRateLimitStore();
+    const platform = {
+      config: { rateLimit: { max: 5, authMax: 5, windowMs: 60_000 } },
+      get rateLimitStore() { return store; },
+      credentials: { resolve: async (token: string) => { if (token !== 'good') throw new AppError('AUTH_TOKEN_INVALID', 'bad token'); return principal; } },
+    } as unknown as Platform;
+    app = Fastify({ logger: false });
+    installErrorHandler(app);
+    installGuard(app, platform);
+    app.post('/mcp', { config: { rateLimit: { failClosed: true } } }, async () => ({ success: true, data: 'mcp' }));
+    app.get('/open', async () => ({ success: true, data: 'open' }));
+    app.get('/public', { config: { auth: 'public', rateLimit: { failClosed: true, max: 2 } } }, async () => ({ success: true, data: 'public' }));
+    await app.ready();
+  });
+  afterAll(async () => { await app.close(); });
+
+  it('with a working store both routes answer with headers', async () => {
+    const res = await app.inject({ method: 'POST', url: '/mcp', headers: bearer('good') });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-ratelimit-limit']).toBe('5');
+    expect((await app.inject({ url: '/public' })).headers['x-ratelimit-limit']).toBe('2');
+  });
+
+  it('a store that throws: 503 SERVICE_UNAVAILABLE only where the route fails closed', async () => {
+    store = { async hit() { throw new Error('redis: connection refused'); } };
+    const closed = await app.inject({ method: 'POST', url: '/mcp', headers: bearer('good') });
+    const err = errorOf(closed, 503, 'SERVICE_UNAVAILABLE');
+    expect(err.message).not.toContain('redis');
+    expect(closed.headers['retry-after']).toBeDefined();
+    errorOf(await app.inject({ url: '/public' }), 503, 'SERVICE_UNAVAILABLE');
+    const open = await app.inject({ url: '/open', headers: bearer('good') });
+    expect(open.statusCode).toBe(200);
+    expect(open.json().data).toBe('open');
+  });
+
+  it('the credential is still checked when the limiter is down on a fail-open route', async () => {
+    errorOf(await app.inject({ url: '/open', headers: bearer('bad') }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await app.inject({ url: '/open' }), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('MemoryRateLimitStore', () => {
+  it('counts per key in fixed windows and resets', async () => {
+    const s = new MemoryRateLimitStore(10);
+    const a1 = await s.hit('a', 100);
+    const a2 = await s.hit('a', 100);
+    const b1 = await s.hit('b', 100);
+    expect([a1.count, a2.count, b1.count]).toEqual([1, 2, 1]);
+    expect(a1.resetAtMs % 100).toBe(0);
+    expect(a1.resetAtMs).toBeGreaterThan(Date.now() - 1);
+    await new Promise((r) => setTimeout(r, a2.resetAtMs - Date.now() + 5));
+    expect((await s.hit('a', 100)).count).toBe(1);
+    s.close();
+  });
+});
+
+describe('CORS', () => {
+  let t: TestApp;
+  let a: Tenant;
+  beforeAll(async () => { t = await buildTestApp({ corsOrigins: ['https://app.example'] }); a = await newTenant(setup.app); });
+  afterAll(async () => { await t.close(); });
+
+  it('an allowlisted origin gets Access-Control-Allow-Origin and the exposed headers', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: { ...a.auth, origin: 'https://app.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(String(res.headers['access-control-expose-headers'])).toMatch(/X-RateLimit-Remaining/);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('another origin gets no Access-Control-Allow-Origin', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: { ...a.auth, origin: 'https://evil.example' } });
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('a call without Origin (server to server) is unaffected', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: a.auth });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('a preflight from an allowlisted origin succeeds without a credential; others get no CORS headers', async () => {
+    const pre = await t.app.inject({ method: 'OPTIONS', url: '/v1/organizations', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+    expect(pre.statusCode).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(String(pre.headers['access-control-allow-methods'])).toContain('POST');
+    const evil = await t.app.inject({ method: 'OPTIONS', url: '/v1/organizations', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    expect(evil.headers['access-control-allow-origin']).toBeUndefined();
+    expect(evil.statusCode).not.toBe(401);
+  });
+
+  it('errors carry CORS headers too, so browsers can read the envelope', async () => {
+    const res = await t.app.inject({ url: '/v1/me', headers: { origin: 'https://app.example' } });
+    errorOf(res, 401, 'AUTH_REQUIRED');
+    expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+  });
+});
+
+describe('JSON size and depth', () => {
+  let t: TestApp;
+  let a: Tenant;
+  beforeAll(async () => { t = await buildTestApp({ bodyLimitBytes: 2048, jsonMaxDepth: 5 }); a = await newTenant(setup.app); });
+  afterAll(async () => { await t.close(); });
+  const post = (payload: string) => t.app.inject({ method: 'POST', url: '/v1/organizations', headers: { ...a.auth, 'content-type': 'application/json' }, payload });
+
+  it('a body over the configured limit: 413 PAYLOAD_TOO_LARGE with details.maxBytes', async () => {
+    const err = errorOf(await post(JSON.stringify({ name: 'x'.repeat(3000) })), 413, 'PAYLOAD_TOO_LARGE');
+    expect(err.details?.maxBytes).toBe(2048);
+  });
+
+  it('nesting deeper than the limit: 413 PAYLOAD_TOO_LARGE with details.limit; at the limit it parses', async () => {
+    const nested = (levels: number) => `{"name":"n","settings":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    const err = errorOf(await post(nested(6)), 413, 'PAYLOAD_TOO_LARGE');
+    expect(err.details?.limit).toBe(5);
+    // 5 levels: parsed, then refused by the schema (400), not by the depth guard
+    errorOf(await post(nested(5)), 400, 'VALIDATION_ERROR');
+  });
+
+  it('default limits: 1 MiB body, depth 32', async () => {
+    const big = await setup.app.inject({ method: 'POST', url: '/v1/organizations', headers: { ...a.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }) });
+    expect(errorOf(big, 413, 'PAYLOAD_TOO_LARGE').details?.maxBytes).toBe(1024 * 1024);
+    const deep = await setup.app.inject({ method: 'POST', url: '/v1/organizations', headers: { ...a.auth, 'content-type': 'application/json' }, payload: `{"a":${'['.repeat(40)}${']'.repeat(40)}}` });
+    expect(errorOf(deep, 413, 'PAYLOAD_TOO_LARGE').details?.limit).toBe(32);
+  });
+
+  it('jsonDepthExceeds ignores brackets inside strings and escaped quotes', () => {
+    expect(jsonDepthExceeds('{"a":[[1]]}', 3)).toBe(false);
+    expect(jsonDepthExceeds('{"a":[[[1]]]}', 3)).toBe(true);
+    expect(jsonDepthExceeds('{"a":"[[[[[[[[{{{{{{"}', 1)).toBe(false);
+    expect(jsonDepthExceeds('{"a":"\\"[[[[[[[["}', 1)).toBe(false);
+    expect(jsonDepthExceeds('[{},{},{},{}]', 2)).toBe(false);
+    expect(jsonDepthExceeds('['.repeat(100000), 32)).toBe(true);
+  });
+});

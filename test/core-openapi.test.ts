@@ -1,0 +1,122 @@
+/** The interface description: OpenAPI 3.1 at GET /v1/openapi.json, covering every route, valid for a standard linter. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildTestApp, type TestApp } from './helpers.js';
+
+type Doc = {
+  openapi: string; info: { title: string; version: string };
+  paths: Record<string, Record<string, {
+    operationId?: string; summary?: string; security?: unknown[];
+    parameters?: Array<{ name: string; in: string; required?: boolean; schema?: unknown }>;
+    requestBody?: { content?: Record<string, { schema?: unknown }> };
+    responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  }>>;
+  components?: { securitySchemes?: Record<string, unknown> };
+};
+
+let t: TestApp;
+let doc: Doc;
+let tmp: string;
+const oasPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  const res = await t.app.inject({ url: '/v1/openapi.json' });
+  expect(res.statusCode).toBe(200);
+  doc = res.json();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
+});
+afterAll(async () => { await t.close(); rmSync(tmp, { recursive: true, force: true }); });
+
+describe('GET /v1/openapi.json', () => {
+  it('is OpenAPI 3.1 describing version 1.0.0, public, with bearer security', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('contains every registered route, with path parameters as {param}', () => {
+    const missing = t.app.routeList
+      .filter((r) => !(r.schema as { hide?: boolean } | undefined)?.hide) // only the document itself
+      .filter((r) => !doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()])
+      .map((r) => `${r.method} ${r.url}`);
+    expect(missing).toEqual([]);
+    expect(Object.keys(doc.paths).filter((p) => p.includes(':'))).toEqual([]);
+  });
+
+  it('every operation has an operationId, a summary, its security and the error envelope for 4XX and 5XX', () => {
+    const ids = new Set<string>();
+    const problems: string[] = [];
+    for (const r of t.app.routeList) {
+      const op = doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()];
+      if (!op) continue;
+      const name = `${r.method} ${r.url}`;
+      if (!op.operationId) problems.push(`${name}: no operationId`);
+      else if (ids.has(op.operationId)) problems.push(`${name}: duplicate operationId ${op.operationId}`);
+      else ids.add(op.operationId);
+      if (!op.summary) problems.push(`${name}: no summary`);
+      const isPublic = r.config.auth === 'public';
+      if (isPublic ? (op.security?.length ?? 0) !== 0 : !JSON.stringify(op.security ?? []).includes('bearerAuth')) problems.push(`${name}: security does not match auth`);
+      for (const cls of ['4XX', '5XX']) {
+        if (!op.responses?.[cls]?.content?.['application/json']?.schema) problems.push(`${name}: no ${cls} error envelope`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('request schemas: path, query and body as each route declares them', () => {
+    const problems: string[] = [];
+    for (const r of t.app.routeList) {
+      const op = doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()];
+      if (!op) continue;
+      const name = `${r.method} ${r.url}`;
+      const params = op.parameters ?? [];
+      for (const p of [...r.url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1])) {
+        const found = params.find((x) => x.in === 'path' && x.name === p);
+        if (!found?.schema || !found.required) problems.push(`${name}: path parameter ${p} not described`);
+      }
+      const q = r.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+      for (const k of Object.keys(q?.properties ?? {})) {
+        if (!params.some((x) => x.in === 'query' && x.name === k && x.schema)) problems.push(`${name}: query parameter ${k} not described`);
+      }
+      if (r.schema?.body && !Object.values(op.requestBody?.content ?? {}).some((c) => c.schema)) problems.push(`${name}: body not described`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('every operation describes a success (2XX) response', () => {
+    const without = t.app.routeList.filter((r) => {
+      const op = doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()];
+      return op && !Object.keys(op.responses ?? {}).some((c) => /^2(\d\d|XX)$/.test(c));
+    }).map((r) => `${r.method} ${r.url}`);
+    // A route that answers 204 declares it, e.g. `response: { 204: Type.Null() }`.
+    expect(without).toEqual([]);
+  });
+
+  it('passes `redocly lint` (recommended rules; warnings allowed, errors not)', async () => {
+    const file = path.join(tmp, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const bin = path.resolve('node_modules/.bin/redocly');
+    const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
+      execFile(bin, ['lint', file, '--format', 'stylish'], {
+        cwd: tmp, timeout: 110_000, maxBuffer: 32 * 1024 * 1024,
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1', CI: 'true' },
+      }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}\n${stderr}` }));
+    });
+    const errors = out.split('\n').filter((l) => /\berror\b/i.test(l) && !/0 errors?/i.test(l));
+    expect({ code, errors: code === 0 ? [] : errors.length ? errors : [out.slice(-4000)] }).toEqual({ code: 0, errors: [] });
+  }, 120_000);
+});
+
+describe('GET /docs', () => {
+  it('serves the interactive reference as HTML without a credential', async () => {
+    const res = await t.app.inject({ url: '/docs' });
+    const final = res.statusCode >= 300 && res.statusCode < 400 ? await t.app.inject({ url: new URL(String(res.headers.location), 'http://x/docs').pathname }) : res;
+    expect(final.statusCode).toBe(200);
+    expect(String(final.headers['content-type'])).toMatch(/text\/html/);
+    expect(final.body).toMatch(/<html/i);
+  });
+});

@@ -1,0 +1,49 @@
+import { inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../src/core/config.js';
+import { startPlatform } from '../src/core/platform.js';
+import { buildApp } from '../src/app.js';
+/** An app on the run's test database; each test file builds one and closes it in afterAll. */
+export async function buildTestApp(overrides = {}) {
+    const config = loadConfig({ NODE_ENV: 'test' }, {
+        databaseUrl: inject('databaseUrl'), encryptionKey: inject('encryptionKey'), rootApiKey: inject('rootApiKey'),
+        dataDir: inject('dataDir'), logLevel: 'silent', dbPoolSize: 6, ...overrides,
+    });
+    const running = await startPlatform(config, { info() { }, warn() { }, error() { } });
+    const app = await buildApp(running.platform, { logger: false });
+    await app.ready();
+    return { app, platform: running.platform, rootKey: inject('rootApiKey'), async close() { await app.close(); await running.close(); } };
+}
+export const uniqueEmail = (tag = 'user') => `${tag}-${randomBytes(6).toString('hex')}@example.test`;
+export const STRONG_PASSWORD = 'Correct-Horse-Battery-9';
+/** Registers a fresh user with a fresh organization: the unit of isolation between tests. */
+export async function newTenant(app, opts = {}) {
+    const email = uniqueEmail(opts.name ?? 'user');
+    const res = await app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email, password: STRONG_PASSWORD, name: opts.name ?? 'Test User', organization_name: `Org ${email}` } });
+    if (res.statusCode !== 201)
+        throw new Error(`register failed: ${res.statusCode} ${res.body}`);
+    const d = res.json().data;
+    const auth = { authorization: `Bearer ${d.access_token}` };
+    return {
+        userId: d.user.id, orgId: d.organization.id, email, password: STRONG_PASSWORD,
+        token: d.access_token, refreshToken: d.refresh_token, auth,
+        async apiKey(scopes = ['projects:write', 'documents:write', 'settings:write', 'notifications:write']) {
+            const r = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: auth, payload: { name: 'test key', scopes, expires_at: new Date(Date.now() + 86_400_000).toISOString() } });
+            if (r.statusCode !== 201)
+                throw new Error(`api key failed: ${r.statusCode} ${r.body}`);
+            return r.json().data.key;
+        },
+    };
+}
+export const bearer = (token) => ({ authorization: `Bearer ${token}` });
+/** Asserts an error envelope with the exact status and code; returns the error for further checks. */
+export function errorOf(res, status, code) {
+    const body = res.json();
+    if (res.statusCode !== status || body?.error?.code !== code) {
+        throw new Error(`expected ${status} ${code}, got ${res.statusCode} ${res.body}`);
+    }
+    if (body.success !== false || typeof body.error.message !== 'string')
+        throw new Error(`not an error envelope: ${res.body}`);
+    return body.error;
+}
+//# sourceMappingURL=helpers.js.map
