@@ -9,6 +9,11 @@ export const documentsFixtures: Record<string, Fixture> = {
     const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: owner.auth, payload: { title: 'Fixture document', content: 'fixture' } });
     return { id: r.json().data.id };
   },
+  async sheet(app, owner) {
+    const p = await app.inject({ method: 'POST', url: '/v1/projects', headers: owner.auth, payload: { name: `Sheets ${Date.now()}${Math.random()}`.slice(0, 60) } });
+    const r = await app.inject({ method: 'POST', url: `/v1/projects/${p.json().data.id}/sheets`, headers: owner.auth, payload: { name: 'Fixture sheet' } });
+    return { documentId: r.json().data.document.id };
+  },
   async document_file(app, owner) {
     const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: owner.auth, payload: { title: 'Fixture file document' } });
     const id = r.json().data.id;

@@ -8,6 +8,7 @@ import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
 import type { CreateDocumentInput, DocumentListItemT, DocumentOutT, ListDocumentsInput, UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
+import { parseWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
 
 export const INDEX_JOB = 'documents.index';
@@ -111,6 +112,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
+    if (before.kind === 'sheet' && input.content !== undefined) parseWorkbook(input.content);
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
     const r = await repo.updateDocument(sql, p.orgId, input.id, {
       title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,

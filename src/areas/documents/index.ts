@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import documentRoutes from './documents.routes.js';
 import fileRoutes from './files.routes.js';
+import sheetRoutes from './sheets.routes.js';
 import syncArea from '../sync/index.js';
 import { INDEX_JOB, runIndexJob } from './documents.service.js';
 
@@ -10,5 +11,6 @@ export default async function documentsArea(app: FastifyInstance) {
   platform.jobs.register(INDEX_JOB, (job) => runIndexJob({ platform }, job));
   await app.register(documentRoutes);
   await app.register(fileRoutes);
+  await app.register(sheetRoutes);
   await app.register(syncArea);
 }

@@ -23,6 +23,6 @@ export default async function projectRoutes(app: FastifyInstance) {
   app.put('/v1/projects/:projectId', { config: { scope: 'projects:write', permission: 'project.update', fixture: 'project' }, schema: { summary: 'Update a project; is_active false archives, true unarchives; description null clears', params: S.ProjectIdParams, body: S.UpdateProjectBody, response: { 200: Envelope(S.ProjectOut) } } },
     async (req) => ok(await projects.updateProject(req.ctx, { ...(req.params as Id), ...(req.body as S.UpdateProjectInput) })));
 
-  app.delete('/v1/projects/:projectId', { config: { scope: 'projects:write', permission: 'project.delete', fixture: 'project' }, schema: { summary: 'Soft-delete a project (data kept, hidden from listings)', params: S.ProjectIdParams, response: { 200: Envelope(S.DeletedProjectOut) } } },
+  app.delete('/v1/projects/:projectId', { config: { scope: 'projects:write', permission: 'project.update', fixture: 'project' }, schema: { summary: 'Soft-delete a project (data kept, hidden from listings)', params: S.ProjectIdParams, response: { 200: Envelope(S.DeletedProjectOut) } } },
     async (req) => ok(await projects.deleteProject(req.ctx, req.params as Id)));
 }

@@ -109,7 +109,7 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
 
 /** Soft delete: `is_active` false and `deleted_at` set; data and slug are kept, the project leaves listings. */
 export async function deleteProject(ctx: ServiceContext, input: { projectId: string }): Promise<{ id: string; is_active: false }> {
-  const p = requirePermission(ctx, 'project.delete');
+  const p = requirePermission(ctx, 'project.update'); // spec part 3: "caller may update"
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const row = await projectsRepo.update(sql, p.orgId, input.projectId, { isActive: false, deleted: true });
     if (!row) throw notFound('Project');

@@ -161,10 +161,10 @@ describe('GET/PUT/DELETE /v1/projects/{projectId}', () => {
     expect((await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: p.slug } })).statusCode).toBe(200);
   });
 
-  it('DELETE soft-deletes: {id, is_active:false}, hidden from listings, data kept, restorable; needs project.delete', async () => {
+  it('DELETE soft-deletes: {id, is_active:false}, hidden from listings, data kept, restorable; needs project.update', async () => {
     const p = await createProject(t.app, a);
-    const member = await memberOf(t.app, a, 'member');
-    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: member.auth }), 403, 'PERMISSION_DENIED');
+    const viewer = await memberOf(t.app, a, 'viewer');
+    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: viewer.auth }), 403, 'PERMISSION_DENIED');
     const d = await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: a.auth });
     expect(d.statusCode).toBe(200);
     expect(d.json()).toEqual({ success: true, data: { id: p.id, is_active: false } });

@@ -43,7 +43,8 @@ describe('MCP with the SDK client (session handshake)', () => {
       expect(listed.tools.map((x) => x.name).sort()).toEqual(['call_tool', 'find_tools', 'get_tool_schema']);
       const full = await client.listTools({ full: true } as never);
       const names = full.tools.map((x) => x.name);
-      for (const n of ['me.get', 'projects.list', 'projects.create', 'tasks.list', 'tasks.create', 'tasks.update', 'specs.list']) expect(names).toContain(n);
+      for (const n of ['me.get', 'projects.list', 'projects.create', 'tasks.list', 'tasks.create', 'tasks.update', 'specs.list',
+        'documents.search', 'documents.get', 'documents.create', 'documents.update', 'notifications.list']) expect(names).toContain(n);
 
       const found = await client.callTool({ name: 'find_tools', arguments: { query: 'create a task' } });
       expect(structured(found).tools[0].name).toBe('tasks.create');
@@ -84,6 +85,37 @@ describe('MCP with the SDK client (session handshake)', () => {
       await client.ping();
     } finally {
       await transport.terminateSession();
+      await client.close();
+    }
+  });
+
+  it('creates, reads, updates and searches documents; lists notifications; documents are resources', async () => {
+    const key = await owner.apiKey(['mcp:*']);
+    const { client } = await connect(key);
+    try {
+      const found = structured(await client.callTool({ name: 'find_tools', arguments: { query: 'search documents' } }));
+      expect(found.tools[0].name).toBe('documents.search');
+      const doc = structured(await client.callTool({ name: 'documents.create', arguments: { title: 'Runbook', content: 'Restart the zebrafish service nightly.' } }));
+      expect(doc).toMatchObject({ title: 'Runbook', content_type: 'markdown' });
+      const read = structured(await client.callTool({ name: 'call_tool', arguments: { name: 'documents.get', arguments: { id: doc.id } } }));
+      expect(read.content).toBe('Restart the zebrafish service nightly.');
+      const updated = structured(await client.callTool({ name: 'documents.update', arguments: { id: doc.id, title: 'Ops runbook' } }));
+      expect(updated.title).toBe('Ops runbook');
+      // Indexing runs as a job after the write; search finds the document once it is indexed.
+      let hits: Array<{ id: string }> = [];
+      for (let i = 0; i < 50 && !hits.length; i++) {
+        hits = structured(await client.callTool({ name: 'documents.search', arguments: { search: 'zebrafish' } })).items;
+        if (!hits.length) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(hits.map((h) => h.id)).toContain(doc.id);
+      const resource = await client.readResource({ uri: `platform://documents/${doc.id}` });
+      expect(resource.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: 'Restart the zebrafish service nightly.' });
+      const all = await client.listResources();
+      expect(all.resources.map((r) => r.uri)).toContain(`platform://documents/${doc.id}`);
+      const inbox = structured(await client.callTool({ name: 'notifications.list', arguments: {} }));
+      expect(inbox).toHaveProperty('unread_count');
+      expect(Array.isArray(inbox.items)).toBe(true);
+    } finally {
       await client.close();
     }
   });

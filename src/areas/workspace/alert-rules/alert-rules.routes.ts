@@ -23,8 +23,12 @@ export default async function alertRuleRoutes(app: FastifyInstance) {
       const { items, total } = await svc.listDeliveries(req.ctx, (req.params as { alertRuleId: string }).alertRuleId, q);
       return okList(items, { total, ...q });
     });
-  // Reserved (spec 4.6, 9): always 501 once the caller is authenticated, whatever the id or body.
-  const reserved = { config: { scope: 'notifications:write', fixture: 'alert_rule' }, schema: { summary: 'Reserved: always 501 NOT_IMPLEMENTED' } };
-  app.put('/v1/alert-rules/:alertRuleId', { ...reserved, schema: { ...reserved.schema, summary: 'Update an alert rule: reserved, always 501 NOT_IMPLEMENTED' } }, async () => svc.notImplemented());
-  app.delete('/v1/alert-rules/:alertRuleId', { ...reserved, schema: { ...reserved.schema, summary: 'Delete an alert rule: reserved, always 501 NOT_IMPLEMENTED' } }, async () => svc.notImplemented());
+  // Reserved (spec 4.6, 9): 501 for every rule the caller can see; 404 for any other id (see the service).
+  const reserved = (verb: string) => ({
+    config: { scope: 'notifications:write', fixture: 'alert_rule' },
+    schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED`, params: S.RuleIdParams,
+      response: { 200: Type.Object({ success: Type.Literal(true), data: S.AlertRuleOut }, { description: 'Reserved for a future version; this version answers 501 NOT_IMPLEMENTED' }) } },
+  });
+  app.put('/v1/alert-rules/:alertRuleId', reserved('Update'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
+  app.delete('/v1/alert-rules/:alertRuleId', reserved('Delete'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
 }

@@ -71,7 +71,14 @@ export async function listDeliveries(ctx: ServiceContext, ruleId: string, page: 
   });
 }
 
-/** Spec 4.6 / 9: rule update and delete are reserved. */
-export function notImplemented(): never {
-  throw new AppError('NOT_IMPLEMENTED', 'Alert rule update and delete are not implemented yet; create a new rule instead');
+/**
+ * Spec 4.6 / 9: rule update and delete are reserved and answer 501 for every rule the caller can see.
+ * An id that is no rule of the caller's organization is 404 first (global rule 3: no enumeration, and a
+ * foreign id must read exactly like a random one).
+ */
+export async function reservedRuleOperation(ctx: ServiceContext, ruleId: string): Promise<never> {
+  const p = actor(ctx);
+  const rule = await ctx.platform.db.tenant(p.orgId, (sql) => alertRulesRepo.byId(sql, p.orgId, ruleId));
+  if (!rule) throw notFound('Alert rule');
+  throw new AppError('NOT_IMPLEMENTED', 'Alert rule update and delete are not implemented yet; create a new rule (and leave this one) instead');
 }

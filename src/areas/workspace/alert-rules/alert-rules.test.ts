@@ -102,17 +102,29 @@ describe('GET /v1/alert-rules', () => {
 });
 
 describe('PUT and DELETE /v1/alert-rules/{alertRuleId}', () => {
-  it('always answer 501 NOT_IMPLEMENTED, and 401 without a credential', async () => {
+  it('answer 501 NOT_IMPLEMENTED for every rule the caller can see, whoever asks and whatever the body', async () => {
+    const a = await newTenant(t.app);
+    const id = (await post(a.auth, { name: 'x', event_type: 'task.created' })).json().data.id;
+    const m = await memberOf(t.app, a, 'viewer');
+    for (const method of ['PUT', 'DELETE'] as const) {
+      for (const who of [a, m]) {
+        errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}`, headers: who.auth, payload: method === 'PUT' ? { name: 'y', anything: true } : undefined }), 501, 'NOT_IMPLEMENTED');
+      }
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().data[0].name).toBe('x');
+  });
+
+  it('401 without a credential; 404 for a rule of another organization exactly like a random id; 400 for a non-UUID', async () => {
     const a = await newTenant(t.app);
     const b = await newTenant(t.app);
     const id = (await post(a.auth, { name: 'x', event_type: 'task.created' })).json().data.id;
     for (const method of ['PUT', 'DELETE'] as const) {
-      for (const [who, ruleId] of [[a, id], [a, randomUUID()], [b, id], [a, 'not-a-uuid']] as const) {
-        errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${ruleId}`, headers: who.auth, payload: method === 'PUT' ? { name: 'y' } : undefined }), 501, 'NOT_IMPLEMENTED');
-      }
       errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}` }), 401, 'AUTH_REQUIRED');
+      const cross = errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}`, headers: b.auth }), 404, 'NOT_FOUND');
+      const random = errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${randomUUID()}`, headers: b.auth }), 404, 'NOT_FOUND');
+      expect(cross).toEqual(random);
+      errorOf(await t.app.inject({ method, url: '/v1/alert-rules/not-a-uuid', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
     }
-    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().data[0].name).toBe('x');
   });
 });
 

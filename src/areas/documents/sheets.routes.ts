@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Envelope } from '../../core/http/envelope.js';
+import * as S from './documents.schemas.js';
+import * as sheets from './sheets.service.js';
+
+const GridBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 2000, description: '1-500 characters after trimming' }),
+  fromTemplateId: Type.Optional(S.Uuid),
+}, { additionalProperties: false });
+const ProjectParams = Type.Object({ projectId: S.Uuid });
+const ExportParams = Type.Object({ documentId: S.Uuid });
+/** Query values are checked by the service: this endpoint reports VALIDATION_ERROR (spec 4.5), not INVALID_PARAMETER. */
+const ExportQuery = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 8192 })), format: Type.Optional(Type.String({ maxLength: 10 })),
+  sheet_id: Type.Optional(Type.String({ maxLength: 10 })), header_row: Type.Optional(Type.String({ maxLength: 10 })),
+  value_mode: Type.Optional(Type.String({ maxLength: 20 })), filename: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+
+/** Spreadsheets and slide decks (spec 4.5). */
+export default async function sheetRoutes(app: FastifyInstance) {
+  for (const [segment, kind] of [['sheets', 'sheet'], ['slides', 'deck']] as const) {
+    app.post(`/v1/projects/:projectId/${segment}`, {
+      config: { scope: 'documents:write', permission: 'document.create', feature: 'documents', fixture: 'project' },
+      schema: { summary: kind === 'sheet' ? 'Create a spreadsheet in a project' : 'Create a slide deck in a project', params: ProjectParams, body: GridBody,
+        response: { 201: Envelope(Type.Object({ document: S.DocumentOut })) } },
+    }, async (req, reply) => {
+      const b = req.body as { name: string; fromTemplateId?: string };
+      return reply.code(201).send({ success: true, data: await sheets.createGridDocument(req.ctx, { projectId: (req.params as { projectId: string }).projectId, kind, ...b }) });
+    });
+  }
+
+  app.get('/v1/sheet/:documentId/export', {
+    config: { auth: 'public', rateLimit: { key: 'ip' }, fixture: 'sheet' },
+    schema: { summary: 'Export a spreadsheet as xlsx, csv or tsv (session JWT in `token`)', params: ExportParams, querystring: ExportQuery,
+      response: { 200: Type.String({ format: 'binary' }) } },
+  }, async (req, reply) => {
+    const out = await sheets.exportSheet(req.ctx, { documentId: (req.params as { documentId: string }).documentId, ...(req.query as object) });
+    const ascii = out.filename.replace(/[^\x20-\x7e]|"/g, '_');
+    reply.header('content-type', out.contentType).header('cache-control', 'no-store')
+      .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(out.filename)}`)
+      .header('x-content-type-options', 'nosniff');
+    return reply.send(out.body);
+  });
+}
