@@ -13,6 +13,7 @@
 //                      because PostgreSQL publishes a busy backend's counters up to 10 s late)
 //   BENCH_PROFILE      1 = run the platform under `node --cpu-prof`; the profile is written to bench/results/profiles/
 //                      when the platform stops (summarize it with `node bench/profile-summary.mjs <file>`)
+//   BENCH_LOG_LEVEL    the platform's LOG_LEVEL (default warn; info adds Fastify's two log lines per request)
 //   BENCH_KEEP         1 = keep the temporary DATA_DIR and the external database (for looking at them afterwards)
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -106,7 +107,7 @@ async function startServers(kind) {
   const platformPort = await freePort();
   const env = {
     ...process.env,
-    NODE_ENV: 'production', PORT: String(platformPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+    NODE_ENV: 'production', PORT: String(platformPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
     ROOT_API_KEY: rootKey, DEFAULT_SUBSCRIPTION_STATUS: 'active',
     // The limiter still runs (its cost is part of the request path) but never refuses.
     RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTH_MAX: '1000000000',
@@ -387,7 +388,7 @@ for (const kind of DATABASES) {
 mkdirSync(resultsDir, { recursive: true });
 const out = {
   startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(),
-  settings: { durationSeconds: DURATION, connections: CONNECTIONS, warmupSeconds: WARMUP, only: ONLY, countQueries: COUNT_QUERIES, profile: PROFILE },
+  settings: { logLevel: process.env.BENCH_LOG_LEVEL || 'warn', durationSeconds: DURATION, connections: CONNECTIONS, warmupSeconds: WARMUP, only: ONLY, countQueries: COUNT_QUERIES, profile: PROFILE },
   machine: { ...machine, loadAvgAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
   databases: runs,
 };

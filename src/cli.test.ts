@@ -93,6 +93,17 @@ describe('platform CLI: admin commands', () => {
     expect(none.json.features).toEqual([]);
   });
 
+  it('makes platform administrators: super_admin and admin-scoped keys in the root organization only', async () => {
+    const rootOrg = (await t.platform.db.sys.one<{ id: string; slug: string }>(`SELECT id, slug FROM organizations WHERE is_root`))!;
+    const email = uniqueEmail('cli-super');
+    const u = await cli('user', 'create', '--email', email, '--name', 'Super', '--org', rootOrg.slug, '--role', 'super_admin', '--json');
+    expect(u.json).toMatchObject({ role: 'super_admin', organization_id: rootOrg.id });
+    const key = await cli('api-key', 'create', '--org', rootOrg.id, '--user', email, '--name', 'ops', '--scopes', 'admin', '--expires-in-days', '1', '--json');
+    expect(key.code).toBe(0);
+    const list = await t.app.inject({ method: 'GET', url: '/v1/admin/organizations', headers: bearer(key.json.key) });
+    expect(list.statusCode).toBe(200);
+  });
+
   it('prints readable text without --json', async () => {
     const s = slug('cli-text');
     const org = await cli('org', 'create', '--name', 'Text Org', '--slug', s);

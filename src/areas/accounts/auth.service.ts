@@ -110,7 +110,11 @@ export async function switchOrganization(ctx: ServiceContext, orgId: string) {
   const { db } = ctx.platform;
   const user = await accountsRepo.userById(db.sys, p.userId);
   const org = await orgForLogin(ctx, p.userId, orgId);
-  return db.systemTx((sql) => openSession(sql, ctx, user!, org, false));
+  return db.systemTx(async (sql) => {
+    const tokens = await openSession(sql, ctx, user!, org, false);
+    await audit(sql, ctx, { orgId: org.id, action: 'session.created', targetType: 'user', targetId: p.userId, details: { switched_from: p.orgId } });
+    return tokens;
+  });
 }
 
 export async function enrollTotp(ctx: ServiceContext) {
@@ -119,7 +123,10 @@ export async function enrollTotp(ctx: ServiceContext) {
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
   const secret = newTotpSecret();
-  await db.sys.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
+  await db.systemTx(async (sql) => {
+    await sql.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
+    await audit(sql, ctx, { action: 'user.mfa_enrollment_started', targetType: 'user', targetId: p.userId });
+  });
   return { secret, otpauth_url: otpauthUrl(secret, p.email) };
 }
 
@@ -148,7 +155,11 @@ export async function stepUp(ctx: ServiceContext, code: string) {
   if (!user!.mfa_enabled || !user!.mfa_totp_secret_sealed) throw conflict('MFA is not active for this account; enroll at POST /v1/auth/mfa/totp/enroll first');
   await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
-  const row = await db.sys.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+  const row = await db.systemTx(async (sql) => {
+    const r = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+    await audit(sql, ctx, { action: 'session.stepped_up', targetType: 'session', targetId: p.sessionId });
+    return r;
+  });
   ctx.platform.credentials.invalidate();
   return { mfa_at: row!.mfa_at };
 }

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, SignJWT, decodeProtectedHeader } from 'jose';
 import { buildTestApp, newTenant, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestApp } from '../../../test/helpers.js';
-import { ISSUER } from '../../core/auth/jwt.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -11,7 +9,6 @@ const post = (url: string, payload: unknown, headers: Record<string, string> = {
 const me = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/me', headers });
 const auditActions = async (orgId: string) =>
   (await t.platform.db.sys.query<{ action: string; target_id: string; credential_kind: string }>(`SELECT action, target_id, credential_kind FROM audit_log WHERE org_id = $1 ORDER BY id`, [orgId]));
-const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 describe('POST /v1/auth/register', () => {
   it('creates the user, an organization they own and a token pair (201)', async () => {
@@ -192,6 +189,9 @@ describe('POST /v1/auth/refresh', () => {
     errorOf(await me(bearer(second.access_token)), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await me(bearer(first.access_token)), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await me(a.auth), 401, 'AUTH_TOKEN_INVALID');
+    const revoked = (await auditActions(a.orgId)).filter((r) => r.action === 'session.revoked');
+    const sid = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString()).sid;
+    expect(revoked).toEqual([{ action: 'session.revoked', target_id: sid, credential_kind: 'system' }]);
     // other sessions of the same user are not affected
     const fresh = (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data;
     expect((await me(bearer(fresh.access_token))).statusCode).toBe(200);
@@ -237,6 +237,8 @@ describe('POST /v1/auth/switch-organization', () => {
     expect(m.organization.id).toBe(other.id);
     // the old token still names the first organization
     expect((await me(a.auth)).json().data.organization.id).toBe(a.orgId);
+    const audit = await t.platform.db.sys.one<{ details: { switched_from: string }; actor_user_id: string }>(`SELECT details, actor_user_id FROM audit_log WHERE org_id = $1 AND action = 'session.created'`, [other.id]);
+    expect(audit).toEqual({ details: { switched_from: a.orgId }, actor_user_id: a.userId });
   });
 
   it('gives 404 for an organization the caller is not a member of', async () => {
@@ -246,85 +248,5 @@ describe('POST /v1/auth/switch-organization', () => {
     errorOf(await post('/v1/auth/switch-organization', { organization_id: '0190a000-0000-7000-8000-000000000000' }, a.auth), 404, 'NOT_FOUND');
     errorOf(await post('/v1/auth/switch-organization', { organization_id: 'abc' }, a.auth), 400, 'VALIDATION_ERROR');
     errorOf(await post('/v1/auth/switch-organization', { organization_id: b.orgId }, bearer(await a.apiKey())), 403, 'FORBIDDEN');
-  });
-});
-
-describe('access tokens', () => {
-  it('refuses a JWT signed with another key (same or unknown kid) with 401 AUTH_TOKEN_INVALID', async () => {
-    const a = await newTenant(t.app);
-    const { kid } = decodeProtectedHeader(a.token);
-    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
-    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    for (const k of [kid!, 'other-kid']) {
-      const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: k, typ: 'JWT' }).sign(privateKey);
-      errorOf(await me(bearer(forged)), 401, 'AUTH_TOKEN_INVALID');
-    }
-  });
-
-  it('refuses alg:none and tampered tokens with 401 AUTH_TOKEN_INVALID', async () => {
-    const a = await newTenant(t.app);
-    const b = await newTenant(t.app);
-    const [h, p, s] = a.token.split('.');
-    const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
-    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`;
-    errorOf(await me(bearer(none)), 401, 'AUTH_TOKEN_INVALID');
-    const noneKid = `${b64({ alg: 'none', typ: 'JWT', kid: JSON.parse(Buffer.from(h, 'base64url').toString()).kid })}.${p}.`;
-    errorOf(await me(bearer(noneKid)), 401, 'AUTH_TOKEN_INVALID');
-    // payload changed to another organization, signature kept
-    const tampered = `${h}.${b64({ ...claims, org: b.orgId })}.${s}`;
-    errorOf(await me(bearer(tampered)), 401, 'AUTH_TOKEN_INVALID');
-    // signature changed
-    const flipped = `${h}.${p}.${s.slice(0, -2)}${s.endsWith('AA') ? 'BB' : 'AA'}`;
-    errorOf(await me(bearer(flipped)), 401, 'AUTH_TOKEN_INVALID');
-    // HS256 with the public key as secret (algorithm confusion)
-    const hs = `${b64({ alg: 'HS256', typ: 'JWT', kid: JSON.parse(Buffer.from(h, 'base64url').toString()).kid })}.${p}.${s}`;
-    errorOf(await me(bearer(hs)), 401, 'AUTH_TOKEN_INVALID');
-  });
-
-  it('refuses an expired JWT with 401 AUTH_TOKEN_EXPIRED', async () => {
-    const a = await newTenant(t.app);
-    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
-    const expired = await t.platform.signer.sign({ org: claims.org, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, -60);
-    errorOf(await me(bearer(expired)), 401, 'AUTH_TOKEN_EXPIRED');
-    // a fresh token of the same session still works
-    const fresh = await t.platform.signer.sign({ org: claims.org, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, 60);
-    expect((await me(bearer(fresh))).statusCode).toBe(200);
-  });
-
-  it('refuses tokens of another purpose, of the wrong issuer or naming another organization', async () => {
-    const a = await newTenant(t.app);
-    const b = await newTenant(t.app);
-    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
-    const mfa = await t.platform.signer.sign({ typ: 'mfa', org: a.orgId }, a.userId, 60);
-    errorOf(await me(bearer(mfa)), 401, 'AUTH_TOKEN_INVALID');
-    const crossOrg = await t.platform.signer.sign({ org: b.orgId, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, 60);
-    errorOf(await me(bearer(crossOrg)), 401, 'AUTH_TOKEN_INVALID');
-    const oldVersion = await t.platform.signer.sign({ org: a.orgId, sid: claims.sid, ver: claims.ver + 1, typ: 'access' }, a.userId, 60);
-    errorOf(await me(bearer(oldVersion)), 401, 'AUTH_TOKEN_INVALID');
-    expect(ISSUER).toBe('platform-api');
-  });
-
-  it('maps missing and malformed headers to 401 codes', async () => {
-    errorOf(await me({}), 401, 'AUTH_REQUIRED');
-    errorOf(await me({ authorization: 'Basic dXNlcjpwdw==' }), 401, 'AUTH_TOKEN_INVALID');
-    errorOf(await me({ authorization: 'Bearer' }), 401, 'AUTH_TOKEN_INVALID');
-    errorOf(await me(bearer('not-a-token')), 401, 'AUTH_TOKEN_INVALID');
-    errorOf(await me(bearer('a.b.c')), 401, 'AUTH_TOKEN_INVALID');
-  });
-});
-
-describe('GET /v1/me', () => {
-  it('describes the user, organization, role, permissions and credential', async () => {
-    const a = await newTenant(t.app);
-    const res = await me(a.auth);
-    expect(res.statusCode).toBe(200);
-    const d = res.json().data;
-    expect(d.user).toEqual({ id: a.userId, email: a.email, name: 'Test User' });
-    expect(d.organization).toMatchObject({ id: a.orgId, is_root: false, plan_tier: expect.any(String), subscription_status: 'active' });
-    expect(d.role).toBe('owner');
-    expect(d.permissions).toEqual(expect.arrayContaining(['org.delete', 'org.manage_members', 'project.create']));
-    expect([...d.permissions].sort()).toEqual(d.permissions);
-    expect(d.credential).toMatchObject({ kind: 'user', session_id: expect.any(String), mfa_at: null, legacy: false });
-    expect(res.headers.deprecation).toBeUndefined();
   });
 });

@@ -126,6 +126,8 @@ describe('POST /v1/auth/mfa/step-up', () => {
     const row = await t.platform.db.sys.one<{ mfa_at: string }>(`SELECT mfa_at FROM sessions WHERE id = $1`, [sid]);
     expect(row!.mfa_at).toBe(mfa_at);
     expect((await me(a.auth)).json().data.credential.mfa_at).toBe(mfa_at);
+    const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 ORDER BY id`, [a.orgId]);
+    expect(audit.map((r) => r.action)).toEqual(expect.arrayContaining(['user.mfa_enrollment_started', 'user.mfa_enabled', 'session.stepped_up']));
   });
 
   it('limits code guesses per user: past 5 a minute even the right code gets 429', async () => {

@@ -4,6 +4,7 @@ import type { Platform, ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { randomB64url, sha256Hex } from '../../core/crypto.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../core/auth/jwt.js';
+import { audit } from '../../core/audit.js';
 import { accountsRepo, orgView, type OrgRow, type UserRow } from './accounts.repo.js';
 
 /** Opens a session (one refresh-token family) for a user in one organization and returns the token pair. */
@@ -35,7 +36,9 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
         WHERE r.token_hash = $1 FOR UPDATE OF r`, [hash]);
     if (!row) return { error: 'Refresh token is not recognised' };
     if (row.used_at) {
-      await accountsRepo.revokeSession(sql, row.session_id);
+      if (await accountsRepo.revokeSession(sql, row.session_id)) {
+        await audit(sql, { ...ctx, principal: null }, { orgId: row.org_id, action: 'session.revoked', targetType: 'session', targetId: row.session_id, details: { reason: 'refresh_token_reuse', user_id: row.user_id } });
+      }
       return { error: 'Refresh token was already used; the session has been revoked for safety', revoked: true };
     }
     if (row.revoked_at) return { error: 'Session has ended; sign in again' };

@@ -8,6 +8,7 @@ import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
 import type { CreateDocumentInput, DocumentListItemT, DocumentOutT, ListDocumentsInput, UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
+import { replaceContent } from './collab.service.js';
 import { parseWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
 
@@ -124,6 +125,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     return r!;
   });
   if (reindex) ctx.platform.jobs.poke();
+  if (input.content !== undefined && row.kind !== 'sheet') await replaceContent(ctx.platform, p.orgId, input.id, input.content);
   publish(ctx, 'document.updated', p.orgId, input.id);
   return toDocument(row);
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import documentRoutes from './documents.routes.js';
 import fileRoutes from './files.routes.js';
 import sheetRoutes from './sheets.routes.js';
+import collaborationTransport from '../../transports/ws/collab.routes.js';
 import syncArea from '../sync/index.js';
 import { INDEX_JOB, runIndexJob } from './documents.service.js';
 
@@ -13,4 +14,5 @@ export default async function documentsArea(app: FastifyInstance) {
   await app.register(fileRoutes);
   await app.register(sheetRoutes);
   await app.register(syncArea);
+  await app.register(collaborationTransport);
 }

@@ -49,8 +49,9 @@ export class Database {
   constructor(opts: DatabaseOptions) {
     const base = { connectionString: opts.url, application_name: opts.appName ?? 'platform-api' };
     this.system = new pg.Pool({ ...base, max: Math.max(4, Math.ceil(opts.poolSize / 3)) });
-    this.app = new pg.Pool({ ...base, max: opts.poolSize });
-    this.app.on('connect', (client) => { void client.query(`SET ROLE ${APP_ROLE}`).catch(() => {}); });
+    // The role is a startup parameter: a connection that cannot take it fails to open, instead of silently
+    // running as the owner (which bypasses row-level security), and no extra round trip is spent on SET ROLE.
+    this.app = new pg.Pool({ ...base, max: opts.poolSize, options: `-c role=${APP_ROLE}` });
     const swallow = () => {}; // idle-client errors (server restart) are reported on the next use
     this.system.on('error', swallow);
     this.app.on('error', swallow);

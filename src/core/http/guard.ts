@@ -7,6 +7,7 @@ import { scopesAllow } from '../auth/permissions.js';
 import type { RouteNeeds } from './route-config.js';
 
 export const STEP_UP_WINDOW_MS = 5 * 60 * 1000;
+export const LEGACY_KEY_DEPRECATED_AT = '@1767225600';
 
 function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | null): string {
   const rl = needs.rateLimit || {};
@@ -104,8 +105,8 @@ export function installGuard(app: FastifyInstance, platform: Platform): void {
     req.principal = principal;
     req.ctx.principal = principal;
     if (principal.legacyKey) {
-      reply.header('Deprecation', 'true');
-      reply.header('Link', '</docs/api-keys.md>; rel="deprecation"');
+      // RFC 9745: keys without explicit scopes are deprecated since 2026-01-01.
+      reply.header('Deprecation', LEGACY_KEY_DEPRECATED_AT);
     }
     checkNeeds(needs, principal);
   });

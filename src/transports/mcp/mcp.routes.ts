@@ -160,7 +160,8 @@ export default async function mcpTransport(app: FastifyInstance) {
   });
 
   // No server-initiated stream: the transport's GET answers 405 (clients then work by POST alone).
-  app.get(MCP_PATH, { config: mcpConfig, schema: { summary: 'MCP server-to-client stream (not offered: 405)' } }, async (_req, reply) => {
+  // Hidden from OpenAPI: it has no success response to describe.
+  app.get(MCP_PATH, { config: mcpConfig, schema: { summary: 'MCP server-to-client stream (not offered: 405)', hide: true } }, async (_req, reply) => {
     reply.header('Allow', 'POST, DELETE');
     return transportError(reply, 405, RPC.TRANSPORT_ERROR, 'Method Not Allowed: this server offers no SSE stream; POST JSON-RPC messages instead');
   });

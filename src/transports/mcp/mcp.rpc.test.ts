@@ -263,6 +263,18 @@ describe('tools: catalogue and access', () => {
     expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/list' }, { key: otherKey })).json().result.resources).toEqual([]);
   });
 
+  it("each tool's REST feature applies too: without `documents`, document tools are refused and project tools work", async () => {
+    const other = await newTenant(t.app, { name: 'mcp-nodocs' });
+    const otherKey = await other.apiKey(['mcp:*']);
+    const res = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${other.orgId}/entitlements`, headers: bearer(t.rootKey), payload: { features: ['mcp'] } });
+    expect(res.statusCode).toBe(200);
+    expect((await call('projects.list', {}, { key: otherKey })).json().result.isError).toBeUndefined();
+    const e = rpcErr(await call('documents.search', { search: 'x' }, { key: otherKey }), -32603);
+    expect(e.data.code).toBe('FEATURE_DISABLED');
+    expect(e.message).toContain('documents');
+    rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://documents/018f0000-0000-7000-8000-000000000000' } }, { key: otherKey }), -32603);
+  });
+
   it('cross-tenant ids read as not found (tool error), never as another tenant\'s data', async () => {
     const other = await newTenant(t.app, { name: 'mcp-other' });
     const otherKey = await other.apiKey(['mcp:*']);
@@ -270,6 +282,21 @@ describe('tools: catalogue and access', () => {
     const r = (await call('projects.get', { projectId: mine.id }, { key: otherKey })).json().result;
     expect(r.isError).toBe(true);
     expect(r.structuredContent.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('workspace tools', () => {
+  it('settings, saved views and alert rules through the same services', async () => {
+    const put = (await call('settings.preferences.update', { preferences: { theme: 'dark' } })).json().result;
+    expect(put.isError, JSON.stringify(put)).toBeUndefined();
+    const prefs = (await call('settings.preferences.get', {})).json().result.structuredContent;
+    expect(JSON.stringify(prefs)).toContain('dark');
+    const rules = (await call('alert_rules.list', {})).json().result;
+    expect(rules.isError).toBeUndefined();
+    expect(rules.structuredContent.pagination).toBeDefined();
+    const settingsOnly = await owner.apiKey(['settings:read']);
+    expect((await call('settings.org.get', {}, { key: settingsOnly })).json().result.isError).toBeUndefined();
+    expect(rpcErr(await call('settings.org.update', { settings: { a: 1 } }, { key: settingsOnly }), -32603).message).toContain('mcp:settings.write');
   });
 });
 

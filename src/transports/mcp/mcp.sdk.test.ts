@@ -3,6 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { buildTestApp, newTenant, type Tenant, type TestApp } from '../../../test/helpers.js';
 
 // The official MCP TypeScript SDK client, over its Streamable HTTP transport, against the app on a real socket.
@@ -186,5 +188,17 @@ describe('MCP without the handshake (stateless, raw fetch)', () => {
     expect(read.body.result.contents[0].text).toBe('body');
     const note = await post(key, { jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(note.status).toBe(202);
+  });
+});
+
+describe('examples/mcp-agent.mjs', () => {
+  it('runs an agent session end to end against the server', async () => {
+    const key = await owner.apiKey(['mcp:*']);
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/mcp-agent.mjs'], {
+      env: { ...process.env, PLATFORM_URL: base, PLATFORM_API_KEY: key }, timeout: 20_000,
+    });
+    expect(stdout).toContain('find_tools "create a project"');
+    expect(stdout).toContain('projects.create');
+    expect(stdout.trim().endsWith('OK')).toBe(true);
   });
 });

@@ -25,8 +25,11 @@ const rule = async (owner: Tenant, body: Record<string, unknown>) => {
   if (r.statusCode !== 201) throw new Error(`rule: ${r.statusCode} ${r.body}`);
   return r.json().data.id as string;
 };
-/** Makes the org's waiting delivery jobs due now (instead of waiting out the backoff). */
-const hurry = (orgId: string) => t.platform.db.sys.exec(`UPDATE jobs SET run_at = now() WHERE org_id = $1 AND status = 'pending' AND kind LIKE 'alert.%'`, [orgId]).then(() => t.platform.jobs.poke());
+/** Once the runner has put the org's failed delivery job back (pending, with backoff), makes it due now. */
+const hurry = async (orgId: string) => {
+  await waitFor(async () => (await t.platform.db.sys.exec(`UPDATE jobs SET run_at = now() WHERE org_id = $1 AND status = 'pending' AND kind LIKE 'alert.%'`, [orgId])) > 0);
+  t.platform.jobs.poke();
+};
 
 describe('alert rules fire end to end', () => {
   it('task.assigned matching the conditions: in-app notification, e-mail at the SMTP sink, Slack webhook POST', async () => {
@@ -87,9 +90,10 @@ describe('alert rules fire end to end', () => {
       const first = await waitFor(async () => { const d = (await deliveries(a, ruleId))[0]; return d?.attempts === 1 && d; });
       expect(first).toMatchObject({ channel: 'slack', status: 'retrying' });
       expect(first.last_error).toContain('HTTP 500');
-      const job = await t.platform.db.sys.one<{ run_at: string; status: string }>(`SELECT run_at, status FROM jobs WHERE org_id = $1 AND kind = 'alert.deliver'`, [a.orgId]);
-      expect(job!.status).toBe('pending');
-      expect(Date.parse(job!.run_at)).toBeGreaterThan(Date.now()); // backoff, not a hot loop
+      // The runner puts the job back as pending, due later: backoff, not a hot loop.
+      const job = await waitFor(() => t.platform.db.sys.one<{ run_at: string; status: string; now: string }>(
+        `SELECT run_at, status, now() AS now FROM jobs WHERE org_id = $1 AND kind = 'alert.deliver' AND status = 'pending'`, [a.orgId]));
+      expect(Date.parse(job.run_at)).toBeGreaterThan(Date.parse(job.now));
       for (let attempt = 2; attempt <= 5; attempt++) {
         await hurry(a.orgId);
         await waitFor(async () => (await deliveries(a, ruleId))[0]?.attempts === attempt);
@@ -100,7 +104,7 @@ describe('alert rules fire end to end', () => {
       const attempts = await t.platform.db.sys.query<{ attempt: number; outcome: string }>(`SELECT attempt, outcome FROM alert_delivery_attempts WHERE org_id = $1 ORDER BY attempt`, [a.orgId]);
       expect(attempts).toEqual([1, 2, 3, 4, 5].map((n) => ({ attempt: n, outcome: 'failed' })));
       expect(hook.received.filter((x) => x.path === path)).toHaveLength(5);
-      expect((await t.platform.db.sys.one<{ status: string }>(`SELECT status FROM jobs WHERE org_id = $1 AND kind = 'alert.deliver'`, [a.orgId]))!.status).toBe('failed');
+      await waitFor(async () => (await t.platform.db.sys.one<{ status: string }>(`SELECT status FROM jobs WHERE org_id = $1 AND kind = 'alert.deliver'`, [a.orgId]))?.status === 'failed');
     } finally { hook.failCount = 0; }
   });
 

@@ -3,6 +3,7 @@ import { accountsTools } from './accounts.tools.js';
 import { projectsTools } from './projects.tools.js';
 import { documentsTools } from './documents.tools.js';
 import { notificationsTools } from './notifications.tools.js';
+import { workspaceTools } from './workspace.tools.js';
 
 /** Every area's tools, in one explicit list (no autoload), like src/areas/index.ts lists the areas. */
 export const TOOL_SETS: ToolDef[][] = [
@@ -10,4 +11,5 @@ export const TOOL_SETS: ToolDef[][] = [
   projectsTools,
   documentsTools,
   notificationsTools,
+  workspaceTools,
 ];

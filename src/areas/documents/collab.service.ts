@@ -1,0 +1,146 @@
+import * as Y from 'yjs';
+import type { Platform, ServiceContext } from '../../core/context.js';
+import { AppError, notFound } from '../../core/errors.js';
+import { enqueue } from '../../core/jobs.js';
+import { ROLE_PERMISSIONS, scopesAllow, type Role } from '../../core/auth/permissions.js';
+import { actor } from '../../core/context.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { documentsDeps } from './deps.js';
+import { INDEX_JOB } from './documents.service.js';
+
+/** The shared text of a collaborative document: clients edit `doc.getText('content')`. */
+export const CONTENT_TEXT = 'content';
+/** Appended updates are merged into one row once a document has more than this many. */
+export const COMPACT_AFTER = 100;
+
+export type Capability = 'read' | 'write';
+
+/** Who is on the socket and what they may do, after a ticket or token was checked. */
+export interface CollabSession { orgId: string; userId: string; capability: Capability }
+
+const canWrite = (p: { permissions: ReadonlySet<string>; kind: string; scopes: readonly string[] | null }) =>
+  p.permissions.has('document.update') && (p.kind !== 'api_key' || p.scopes === null || scopesAllow(p.scopes, 'documents:write'));
+
+/** POST /v1/collaboration/ticket: a 64-hex single-use ticket valid 60 s, carrying the caller and capability. */
+export async function issueTicket(ctx: ServiceContext, input: { scope?: 'read' | 'write' }) {
+  const p = actor(ctx);
+  if (!p.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission', { permission: 'document.view' });
+  const capability: Capability = input.scope === 'read' || !canWrite(p) ? 'read' : 'write';
+  if (input.scope === 'write' && capability !== 'write') throw new AppError('PERMISSION_DENIED', 'Write access needs the "document.update" permission', { permission: 'document.update' });
+  return documentsDeps(ctx.platform).tickets.issue({ orgId: p.orgId, userId: p.userId, sessionId: p.sessionId ?? null, apiKeyId: p.apiKeyId ?? null, scope: capability });
+}
+
+/** Redeems a ticket (once); the issuer must still be an active member and its session or key still valid. */
+export async function redeemTicket(platform: Platform, ticket: string): Promise<CollabSession> {
+  const c = await documentsDeps(platform).tickets.take(ticket);
+  if (!c) throw new AppError('AUTH_TOKEN_INVALID', 'The collaboration ticket is unknown, expired or already used');
+  const row = await platform.db.sys.one<{ role: Role; features: string[]; ok: boolean }>(`SELECT m.role, o.features,
+      (o.deleted_at IS NULL AND u.is_active
+       AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = $3 AND s.revoked_at IS NULL AND s.expires_at > now()))
+       AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL AND k.expires_at > now()))) AS ok
+    FROM memberships m JOIN organizations o ON o.id = m.org_id JOIN users u ON u.id = m.user_id
+    WHERE m.org_id = $1 AND m.user_id = $2`, [c.orgId, c.userId, c.sessionId, c.apiKeyId]);
+  if (!row?.ok) throw new AppError('AUTH_TOKEN_INVALID', 'The credential behind this ticket is no longer valid');
+  if (!row.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
+  const perms = ROLE_PERMISSIONS[row.role];
+  if (!perms.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission');
+  return { orgId: c.orgId, userId: c.userId, capability: c.scope === 'write' && perms.has('document.update') ? 'write' : 'read' };
+}
+
+/** The deprecated `token` query: a session or API-key credential, checked like a bearer header. */
+export function sessionFromPrincipal(p: Principal): CollabSession {
+  if (!p.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
+  if (!p.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission');
+  return { orgId: p.orgId, userId: p.userId, capability: canWrite(p) ? 'write' : 'read' };
+}
+
+/** 404 unless the document exists in the organization and is of the kind this transport serves. */
+export async function requireCollabDocument(platform: Platform, orgId: string, documentId: string, kinds: string[]): Promise<void> {
+  const row = await platform.db.tenant(orgId, (sql) => sql.one<{ kind: string }>(`SELECT kind FROM documents WHERE org_id = $1 AND id = $2`, [orgId, documentId]));
+  if (!row || !kinds.includes(row.kind)) throw notFound('Document');
+}
+
+/**
+ * Loads the persisted CRDT state. A document without any (new, or its content replaced over REST) is
+ * seeded from `content` once, under the row lock, so every node starts from the same initial update.
+ */
+export async function loadState(platform: Platform, orgId: string, documentId: string): Promise<Y.Doc> {
+  const doc = new Y.Doc();
+  const rows = await platform.db.tenantTx(orgId, async (sql) => {
+    const existing = await sql.query<{ data: Buffer }>(`SELECT data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    if (existing.length) return existing;
+    const d = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, documentId]);
+    if (!d) throw notFound('Document');
+    const again = await sql.query<{ data: Buffer }>(`SELECT data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    if (again.length) return again;
+    const seed = new Y.Doc();
+    if (d.content) seed.getText(CONTENT_TEXT).insert(0, d.content);
+    const data = Buffer.from(Y.encodeStateAsUpdate(seed));
+    await sql.exec(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3)`, [orgId, documentId, data]);
+    return [{ data }];
+  });
+  Y.transact(doc, () => { for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data)); });
+  return doc;
+}
+
+/** Appends one update; returns how many rows the document now has (to decide on compaction). */
+export async function appendUpdate(platform: Platform, orgId: string, documentId: string, update: Uint8Array): Promise<number> {
+  const r = await platform.db.tenant(orgId, (sql) => sql.one<{ n: number }>(`WITH ins AS (INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3) RETURNING seq)
+    SELECT (SELECT count(*) FROM document_updates WHERE org_id = $1 AND document_id = $2) + 1 AS n`, [orgId, documentId, Buffer.from(update)]));
+  return r?.n ?? 0;
+}
+
+/** Merges all updates up to now into one row (rows appended meanwhile by other nodes stay). */
+export async function compact(platform: Platform, orgId: string, documentId: string): Promise<void> {
+  await platform.db.tenantTx(orgId, async (sql) => {
+    const rows = await sql.query<{ seq: number; data: Buffer }>(`SELECT seq, data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq FOR UPDATE`, [orgId, documentId]);
+    if (rows.length < 2) return;
+    const merged = Y.mergeUpdates(rows.map((r) => new Uint8Array(r.data)));
+    const maxSeq = rows[rows.length - 1].seq;
+    await sql.exec(`DELETE FROM document_updates WHERE org_id = $1 AND document_id = $2 AND seq <= $3`, [orgId, documentId, maxSeq]);
+    await sql.exec(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3)`, [orgId, documentId, Buffer.from(merged)]);
+  });
+}
+
+/** Writes the collaborative text back to `documents.content` and queues re-indexing. */
+export async function saveContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
+  const changed = await platform.db.tenantTx(orgId, async (sql) => {
+    const n = await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
+      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3`, [orgId, documentId, content]);
+    if (n) await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: documentId }, dedupeKey: documentId });
+    return n;
+  });
+  if (changed) platform.jobs.poke();
+}
+
+/** Documents open in a room on this node, by platform; rooms persist and broadcast every change of their Y.Doc. */
+const live = new WeakMap<Platform, Map<string, Y.Doc>>();
+export function liveDocs(platform: Platform): Map<string, Y.Doc> {
+  let m = live.get(platform);
+  if (!m) { m = new Map(); live.set(platform, m); }
+  return m;
+}
+export const roomKey = (orgId: string, documentId: string) => `${orgId}:${documentId}`;
+
+/**
+ * A REST write of `content` continues the collaborative history instead of forking it: the text is
+ * replaced inside the CRDT (in the live room when one is open here, which persists and broadcasts it;
+ * else appended to the stored updates). Documents never edited live have no CRDT state to update.
+ */
+export async function replaceContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
+  const open = liveDocs(platform).get(roomKey(orgId, documentId));
+  const apply = (doc: Y.Doc) => Y.transact(doc, () => {
+    const t = doc.getText(CONTENT_TEXT);
+    if (t.toString() === content) return;
+    t.delete(0, t.length);
+    t.insert(0, content);
+  }, 'rest');
+  if (open) { apply(open); return; }
+  const has = await platform.db.tenant(orgId, (sql) => sql.one(`SELECT 1 FROM document_updates WHERE org_id = $1 AND document_id = $2 LIMIT 1`, [orgId, documentId]));
+  if (!has) return;
+  const doc = await loadState(platform, orgId, documentId);
+  const before = Y.encodeStateVector(doc);
+  apply(doc);
+  const update = Y.encodeStateAsUpdate(doc, before);
+  if (update.length > 2) await appendUpdate(platform, orgId, documentId, update);
+}

@@ -1,0 +1,58 @@
+import type { Platform } from '../../core/context.js';
+import { AppError, notFound, validation } from '../../core/errors.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { audit } from '../../core/audit.js';
+import { enqueue } from '../../core/jobs.js';
+import { INDEX_JOB } from './documents.service.js';
+import { evaluate, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+
+export interface SheetSession { principal: Principal; documentId: string; capability: 'read' | 'write' }
+
+/** GET /v1/sheet/ws admission: a session JWT (token version checked), the documents feature, a sheet the caller can see. */
+export async function openSheetSession(platform: Platform, token: string | undefined, documentId: string): Promise<SheetSession> {
+  if (!token) throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" (a session access token) is required');
+  if (token.startsWith('svc_')) throw new AppError('AUTH_TOKEN_INVALID', 'The sheet socket needs a session token, not an API key');
+  const principal = await platform.credentials.resolve(token);
+  if (principal.kind !== 'user') throw new AppError('AUTH_TOKEN_INVALID', 'The sheet socket needs a session token');
+  if (!principal.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
+  if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This needs the "document.view" permission');
+  const row = await platform.db.tenant(principal.orgId, (sql) => sql.one<{ kind: string }>(`SELECT kind FROM documents WHERE org_id = $1 AND id = $2`, [principal.orgId, documentId]));
+  if (!row || row.kind !== 'sheet') throw notFound('Spreadsheet');
+  return { principal, documentId, capability: principal.permissions.has('document.update') ? 'write' : 'read' };
+}
+
+export async function readWorkbook(platform: Platform, s: SheetSession): Promise<Workbook> {
+  const row = await platform.db.tenant(s.principal.orgId, (sql) => sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2`, [s.principal.orgId, s.documentId]));
+  if (!row) throw notFound('Spreadsheet');
+  return parseWorkbook(row.content);
+}
+
+export interface CellEdit { sheet: number; cell: string; value?: CellValue; formula?: string | null }
+
+/** Sets (or, with neither value nor formula, clears) one cell under the row lock; returns the cell and its displayed value. */
+export async function editCell(platform: Platform, s: SheetSession, e: CellEdit) {
+  if (s.capability !== 'write') throw new AppError('PERMISSION_DENIED', 'This connection is read-only (needs "document.update")', { permission: 'document.update' });
+  if (!Number.isInteger(e.sheet) || e.sheet < 0) throw validation('"sheet" must be a zero-based sheet index', { field: 'sheet' });
+  if (typeof e.cell !== 'string' || !parseRef(e.cell)) throw validation('"cell" must be an A1 reference', { field: 'cell' });
+  if (e.formula !== undefined && e.formula !== null && (typeof e.formula !== 'string' || !e.formula.startsWith('=') || e.formula.length > 8192)) throw validation('"formula" must start with =', { field: 'formula' });
+  if (e.value !== undefined && e.value !== null && !['string', 'number', 'boolean'].includes(typeof e.value)) throw validation('"value" must be a string, number, boolean or null', { field: 'value' });
+  if (typeof e.value === 'string' && e.value.length > 32_768) throw validation('"value" is too long', { field: 'value' });
+  const orgId = s.principal.orgId;
+  return platform.db.tenantTx(orgId, async (sql) => {
+    const row = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, s.documentId]);
+    if (!row) throw notFound('Spreadsheet');
+    const wb = parseWorkbook(row.content);
+    const sheet = wb.sheets[e.sheet];
+    if (!sheet) throw validation(`Sheet ${e.sheet} does not exist`, { field: 'sheet' });
+    if (e.formula) sheet.cells[e.cell] = { f: e.formula };
+    else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };
+    else delete sheet.cells[e.cell];
+    await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, updated_at = now() WHERE org_id = $1 AND id = $2`, [orgId, s.documentId, JSON.stringify(wb)]);
+    await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
+    await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
+    const value = evaluate(sheet);
+    // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small).
+    const display = Object.fromEntries(Object.keys(sheet.cells).map((ref) => [ref, value(ref)]));
+    return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display };
+  });
+}

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import ExcelJS from 'exceljs';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { uuidv7 } from '../../core/ids.js';
+import { evaluate, sheetRows } from './sheet-model.js';
+
+let t: TestApp;
+let a: Tenant;
+let b: Tenant;
+let projectId: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  b = await newTenant(t.app);
+  projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Sheets home' } })).json().data.id;
+});
+afterAll(async () => { await t?.close(); });
+
+const create = (who: Tenant, seg: string, payload: unknown, pid = projectId) =>
+  t.app.inject({ method: 'POST', url: `/v1/projects/${pid}/${seg}`, headers: who.auth, payload: payload as object });
+
+const WORKBOOK = {
+  sheets: [
+    { name: 'Budget', cells: {
+      A1: { v: 'Item' }, B1: { v: 'Cost' },
+      A2: { v: 'Servers' }, B2: { v: 120 },
+      A3: { v: '=HYPERLINK("http://evil")' }, B3: { v: 30.5 },
+      A4: { v: 'Total' }, B4: { f: '=SUM(B2:B3)' },
+      A5: { v: 'a,b "q"' }, B5: { v: -3 },
+    } },
+    { name: 'Second', cells: { A1: { v: 'x' }, B1: { f: '=B2*2' }, B2: { v: 4 } } },
+  ],
+};
+
+describe('sheets and decks', () => {
+  it('creates sheets and decks in a project with the spec errors', async () => {
+    const r = await create(a, 'sheets', { name: '  Budget 2026  ' });
+    expect(r.statusCode).toBe(201);
+    const doc = r.json().data.document;
+    expect(doc).toMatchObject({ title: 'Budget 2026', kind: 'sheet', project_id: projectId, content_type: 'application/x-sheet' });
+    expect(JSON.parse(doc.content).sheets[0].name).toBe('Sheet1');
+    errorOf(await create(a, 'sheets', { name: 'budget 2026' }), 409, 'CONFLICT');
+    const deck = await create(a, 'slides', { name: 'Budget 2026' });
+    expect(deck.statusCode).toBe(201);
+    expect(deck.json().data.document).toMatchObject({ kind: 'deck', content_type: 'application/x-slides' });
+    errorOf(await create(a, 'sheets', { name: '   ' }), 400, 'VALIDATION_ERROR');
+    errorOf(await create(a, 'sheets', { name: 'x'.repeat(501) }), 400, 'VALIDATION_ERROR');
+    expect((await create(a, 'sheets', { name: `  ${'y'.repeat(500)}  ` })).statusCode).toBe(201);
+    errorOf(await create(a, 'sheets', {}), 400, 'VALIDATION_ERROR');
+    errorOf(await create(a, 'sheets', { name: 'n', extra: 1 }), 400, 'VALIDATION_ERROR');
+    errorOf(await create(a, 'sheets', { name: 'n' }, uuidv7()), 404, 'NOT_FOUND');
+    errorOf(await create(b, 'sheets', { name: 'n' }), 404, 'NOT_FOUND');
+    errorOf(await create(a, 'sheets', { name: 'from missing', fromTemplateId: uuidv7() }), 404, 'NOT_FOUND');
+    // Template copy.
+    await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content: JSON.stringify(WORKBOOK) } });
+    const copy = (await create(a, 'sheets', { name: 'Copy', fromTemplateId: doc.id })).json().data.document;
+    expect(JSON.parse(copy.content)).toEqual(WORKBOOK);
+    errorOf(await create(a, 'slides', { name: 'Deck from sheet', fromTemplateId: doc.id }), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content: 'not json' } }), 400, 'VALIDATION_ERROR');
+    const c = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE organizations SET features = array_remove(features, 'documents') WHERE id = $1`, [c.orgId]);
+    t.platform.credentials.invalidate();
+    errorOf(await create(c, 'sheets', { name: 'n' }), 403, 'FEATURE_DISABLED');
+  });
+
+  it('exports csv, tsv and xlsx', async () => {
+    const id = (await create(a, 'sheets', { name: 'Export me' })).json().data.document.id;
+    await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(WORKBOOK) } });
+    const url = (q: string) => `/v1/sheet/${id}/export?token=${a.token}&${q}`;
+    const csv = await t.app.inject({ method: 'GET', url: url('format=csv&sheet_id=0') });
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['cache-control']).toBe('no-store');
+    expect(csv.headers['content-disposition']).toContain('attachment; filename="Export me.csv"');
+    expect(csv.body).toBe(`Item,Cost\r\nServers,120\r\n"'=HYPERLINK(""http://evil"")",30.5\r\nTotal,150.5\r\n"a,b ""q""",-3\r\n`);
+    const raw = await t.app.inject({ method: 'GET', url: url('format=csv&sheet_id=0&value_mode=raw&header_row=false') });
+    expect(raw.body.split('\r\n')[2]).toBe(`Total,'=SUM(B2:B3)`);
+    expect(raw.body.startsWith('Servers')).toBe(true);
+    const tsv = await t.app.inject({ method: 'GET', url: url('format=tsv&sheet_id=1&filename=report.tsv') });
+    expect(tsv.body).toBe('x\t8\r\n\t4\r\n');
+    expect(tsv.headers['content-type']).toContain('text/tab-separated-values');
+    expect(tsv.headers['content-disposition']).toContain('filename="report.tsv"');
+    const xlsx = await t.app.inject({ method: 'GET', url: url('format=xlsx&value_mode=raw') });
+    expect(xlsx.statusCode).toBe(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    expect(book.worksheets.map((w) => w.name)).toEqual(['Budget', 'Second']);
+    expect(book.worksheets[0].getCell('B4').value).toEqual({ formula: 'SUM(B2:B3)', result: 150.5 });
+    expect(book.worksheets[0].getCell('A3').value).toBe('=HYPERLINK("http://evil")');
+    const displayed = new ExcelJS.Workbook();
+    await displayed.xlsx.load((await t.app.inject({ method: 'GET', url: url('format=xlsx') })).rawPayload as unknown as ArrayBuffer);
+    expect(displayed.worksheets[1].getCell('B1').value).toBe(8);
+  });
+
+  it('export errors', async () => {
+    const id = (await create(a, 'sheets', { name: 'Errors' })).json().data.document.id;
+    const go = (q: string) => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?${q}` });
+    errorOf(await go('format=csv&sheet_id=0'), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await go('token=abc&format=csv&sheet_id=0'), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await go(`token=${await a.apiKey()}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await go(`token=${a.token}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=pdf`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=5`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=-1`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&value_mode=pretty`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(201)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${b.token}&format=csv&sheet_id=0`), 404, 'NOT_FOUND');
+    const plain = (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'not a sheet' } })).json().data.id;
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${plain}/export?token=${a.token}&format=xlsx` }), 404, 'NOT_FOUND');
+    // Revoked by token version: sign out everywhere bumps it.
+    const c = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE users SET token_version = token_version + 1 WHERE id = $1`, [c.userId]);
+    t.platform.credentials.invalidate();
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${c.token}&format=xlsx` }), 401, 'AUTH_TOKEN_INVALID');
+  });
+});
+
+describe('sheet model', () => {
+  it('evaluates formulas', () => {
+    const v = evaluate({ name: 's', cells: { A1: { v: 2 }, A2: { v: 3 }, A3: { f: '=A1*A2+1' }, A4: { f: '=AVERAGE(A1:A2)' }, A5: { f: '=A6' }, A6: { f: '=A5' },
+      A7: { f: '=1/0' }, A8: { f: '=IF(A1>1,"big","small")' }, A9: { f: '="a"&A1' }, B1: { f: '=ROUND(2.345,2)' }, B2: { f: '=NOPE(1)' } } });
+    expect([v('A3'), v('A4'), v('A5'), v('A7'), v('A8'), v('A9'), v('B1'), v('B2')]).toEqual([7, 2.5, '#CYCLE!', '#ERROR!', 'big', 'a2', 2.35, '#ERROR!']);
+    expect(sheetRows({ name: 's', cells: { B2: { v: 1 } } }, 'raw')).toEqual([[null, null], [null, 1]]);
+  });
+});

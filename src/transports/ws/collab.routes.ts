@@ -1,0 +1,90 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import websocket from '@fastify/websocket';
+import { Type } from 'typebox';
+import type { WebSocket } from 'ws';
+import { AppError } from '../../core/errors.js';
+import { Envelope, ok } from '../../core/http/envelope.js';
+import { isUuid } from '../../core/ids.js';
+import * as collab from '../../areas/documents/collab.service.js';
+import { emptyBodyIsObject } from '../../areas/documents/files.routes.js';
+import { RoomRegistry } from './yjs-rooms.js';
+import sheetSocketRoutes from './sheet.routes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string } }
+}
+
+const Query = Type.Object({
+  ticket: Type.Optional(Type.String({ maxLength: 128 })),
+  token: Type.Optional(Type.String({ maxLength: 8192, description: 'deprecated: a bearer credential instead of a ticket' })),
+  documentId: Type.Optional(Type.String({ maxLength: 64 })),
+});
+const Params = Type.Object({ documentId: Type.String({ format: 'uuid' }) });
+const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('read'), Type.Literal('write')], { description: 'capability; default write when allowed' })) }, { additionalProperties: false });
+
+/**
+ * Before the upgrade: 400 without ticket or token (or without a document id), 426 without Upgrade,
+ * then the ticket is redeemed (once) or the token resolved, and the document checked (404).
+ */
+function authenticate(kinds: string[]) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = req.query as { ticket?: string; token?: string; documentId?: string };
+    const documentId = (req.params as { documentId?: string }).documentId ?? q.documentId;
+    if (!q.ticket && !q.token) throw new AppError('VALIDATION_ERROR', 'Query parameter "ticket" (from POST /v1/collaboration/ticket) or the deprecated "token" is required', { field: 'ticket' });
+    if (!documentId) throw new AppError('VALIDATION_ERROR', 'The document id is required: /…/ws/{documentId} or ?documentId=', { field: 'documentId' });
+    if (!isUuid(documentId)) throw new AppError('INVALID_ID_FORMAT', 'The document id must be a UUID', { field: 'documentId' });
+    if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+    let session: collab.CollabSession;
+    if (q.ticket) session = await collab.redeemTicket(req.server.platform, q.ticket);
+    else {
+      reply.header('Deprecation', 'true');
+      session = collab.sessionFromPrincipal(await req.server.platform.credentials.resolve(q.token!));
+    }
+    await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
+    req.collab = { session, documentId: documentId.toLowerCase() };
+  };
+}
+
+/** Collaboration over the y-websocket protocol (spec 4.5): documents at /v1/collaboration/ws, decks at /v1/yjs/ws. */
+export default async function collaborationTransport(app: FastifyInstance) {
+  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  const rooms = new RoomRegistry(app.platform);
+  app.addHook('onClose', async () => { await rooms.closeAll(); });
+
+  app.post('/v1/collaboration/ticket', {
+    preValidation: emptyBodyIsObject,
+    config: { scope: 'documents:read', permission: 'document.view', feature: 'documents' },
+    schema: { summary: 'A single-use 60-second ticket for the collaboration WebSocket', body: TicketBody,
+      response: { 200: Envelope(Type.Object({ ticket: Type.String({ pattern: '^[0-9a-f]{64}$' }), expiresInSeconds: Type.Integer() })) } },
+  }, async (req) => ok(await collab.issueTicket(req.ctx, req.body as { scope?: 'read' | 'write' })));
+
+  const routes: Array<[string, string[], string]> = [
+    ['/v1/collaboration/ws', ['document'], 'Collaborative editing of a document (y-websocket protocol; text in Y.Text "content")'],
+    ['/v1/collaboration/ws/:documentId', ['document'], 'Same, with the document id as the room segment y-websocket clients append'],
+    ['/v1/yjs/ws', ['deck'], 'CRDT transport for slide decks (y-websocket protocol)'],
+    ['/v1/yjs/ws/:documentId', ['deck'], 'Same, with the deck id as the room segment'],
+  ];
+  for (const [url, kinds, summary] of routes) {
+    app.route({
+      method: 'GET', url,
+      config: { auth: 'public', rateLimit: { key: 'ip' }, ...(url.includes(':documentId') ? { fixture: 'document' } : {}) },
+      schema: { summary, querystring: Query, ...(url.includes(':documentId') ? { params: Params } : {}) },
+      preHandler: authenticate(kinds),
+      handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
+      wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+        const c = req.collab!;
+        // Buffer messages that arrive while the room loads.
+        const early: Buffer[] = [];
+        const hold = (d: Buffer) => early.push(d);
+        socket.on('message', hold);
+        rooms.get(c.session.orgId, c.documentId).then((room) => {
+          socket.off('message', hold);
+          if (socket.readyState !== 1) return;
+          room.join(socket, c.session);
+          for (const d of early) socket.emit('message', d, true);
+        }, (err) => { req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable'); });
+      },
+    });
+  }
+  await app.register(sheetSocketRoutes);
+}

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import WebSocket from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { uuidv7 } from '../../core/ids.js';
+import { documentsDeps } from '../../areas/documents/deps.js';
+
+let t: TestApp;
+let a: Tenant;
+let b: Tenant;
+let base: string;
+const providers: WebsocketProvider[] = [];
+
+async function listen(app: TestApp) {
+  await app.app.listen({ port: 0, host: '127.0.0.1' });
+  return `ws://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  base = await listen(t);
+  a = await newTenant(t.app);
+  b = await newTenant(t.app);
+});
+afterAll(async () => {
+  for (const p of providers) p.destroy();
+  await t?.close();
+});
+
+const ticket = async (who: Tenant, scope?: string) => {
+  const r = await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: who.auth, ...(scope ? { payload: { scope } } : {}) });
+  expect(r.statusCode).toBe(200);
+  return r.json().data.ticket as string;
+};
+const newDoc = async (who: Tenant, content = '') => (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Live', content } })).json().data.id as string;
+
+function connect(server: string, room: string, params: Record<string, string>, path = '/v1/collaboration/ws') {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(`${server}${path}`, room, doc, { WebSocketPolyfill: WebSocket as never, params, disableBc: true, maxBackoffTime: 200 });
+  providers.push(provider);
+  return { doc, provider, text: doc.getText('content') };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 5000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (await cond()) return; await new Promise((r) => setTimeout(r, 20)); }
+  throw new Error('condition not met in time');
+}
+
+/** Raw upgrade attempt: resolves with the HTTP status of a refusal, or 101 when the socket opened. */
+function tryUpgrade(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => { ws.close(); resolve({ status: 101, body: '' }); });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('error', () => {});
+  });
+}
+
+describe('collaboration', () => {
+  it('issues 64-hex single-use tickets', async () => {
+    const r = await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: a.auth });
+    expect(r.json().data).toEqual({ ticket: expect.stringMatching(/^[0-9a-f]{64}$/), expiresInSeconds: 60 });
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket' }), 401, 'AUTH_REQUIRED');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: a.auth, payload: { scope: 'admin' } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('two y-websocket clients converge; a late joiner gets the state; content follows', async () => {
+    const id = await newDoc(a, 'Start.');
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    const c2 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced && c2.provider.synced);
+    expect(c1.text.toString()).toBe('Start.');
+    c1.text.insert(c1.text.length, ' Hello');
+    c2.text.insert(0, '>> ');
+    await until(() => c1.text.toString() === c2.text.toString() && c1.text.toString().includes('Hello') && c1.text.toString().startsWith('>> '));
+    expect(c1.text.toString()).toBe('>> Start. Hello');
+    // Awareness travels between clients.
+    c1.provider.awareness.setLocalStateField('user', { name: 'Ada' });
+    await until(() => [...c2.provider.awareness.getStates().values()].some((s) => s.user?.name === 'Ada'));
+    // Late joiner.
+    const c3 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c3.provider.synced && c3.text.toString() === '>> Start. Hello');
+    // The document's content reflects the shared text.
+    await until(async () => (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content === '>> Start. Hello');
+    // A REST edit continues the history and reaches live clients.
+    await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: 'Rewritten' } });
+    await until(() => c1.text.toString() === 'Rewritten' && c3.text.toString() === 'Rewritten');
+    for (const c of [c1, c2, c3]) c.provider.destroy();
+  });
+
+  it('refuses replayed, expired and foreign tickets; 400 without ticket; 426 without upgrade', async () => {
+    const id = await newDoc(a);
+    const tk = await ticket(a);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${tk}`)).status).toBe(101);
+    const replay = await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${tk}`);
+    expect(replay.status).toBe(401);
+    expect(JSON.parse(replay.body).error.code).toBe('AUTH_TOKEN_INVALID');
+    const expired = await documentsDeps(t.platform).tickets.issue({ orgId: a.orgId, userId: a.userId, sessionId: null, apiKeyId: null, scope: 'write' }, -1);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${expired.ticket}`)).status).toBe(401);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${'0'.repeat(64)}`)).status).toBe(401);
+    // Another organization's document is not found.
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${await ticket(b)}`)).status).toBe(404);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${uuidv7()}?ticket=${await ticket(a)}`)).status).toBe(404);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}`)).status).toBe(400);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws?ticket=${await ticket(a)}`)).status).toBe(400);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws/${id}` }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws/${id}?ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/yjs/ws?documentId=${id}&ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
+    // A document is not a deck.
+    expect((await tryUpgrade(`${base}/v1/yjs/ws/${id}?ticket=${await ticket(a)}`)).status).toBe(404);
+    // Deprecated token and the documentId query form.
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws?documentId=${id}&token=${a.token}`)).status).toBe(101);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws?documentId=${id}&token=bad`)).status).toBe(401);
+  });
+
+  it('read-only tickets cannot edit; decks use /v1/yjs/ws', async () => {
+    const id = await newDoc(a, 'fixed');
+    const ro = connect(base, id, { ticket: await ticket(a, 'read') });
+    const rw = connect(base, id, { ticket: await ticket(a) });
+    await until(() => ro.provider.synced && rw.provider.synced);
+    ro.text.insert(0, 'HACK ');
+    rw.text.insert(5, '!');
+    await until(() => ro.text.toString().includes('!'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rw.text.toString()).toBe('fixed!');
+    ro.provider.destroy(); rw.provider.destroy();
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Decks' } })).json().data.id;
+    const deck = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/slides`, headers: a.auth, payload: { name: 'Pitch' } })).json().data.document.id;
+    const d1 = connect(base, deck, { ticket: await ticket(a) }, '/v1/yjs/ws');
+    await until(() => d1.provider.synced);
+    expect(JSON.parse(d1.text.toString()).slides).toHaveLength(1);
+    d1.provider.destroy();
+  });
+
+  it('state survives a restart', async () => {
+    const id = await newDoc(a);
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced);
+    for (let i = 0; i < 120; i++) c1.text.insert(c1.text.length, `${i % 10}`); // past the compaction threshold
+    await until(async () => ((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string).length === 120);
+    c1.provider.destroy();
+    const rows = await t.platform.db.sys.query<{ n: number }>(`SELECT count(*) AS n FROM document_updates WHERE org_id = $1 AND document_id = $2`, [a.orgId, id]);
+    expect(rows[0].n).toBeLessThan(100);
+    await t.close();
+    t = await buildTestApp();
+    base = await listen(t);
+    const c2 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c2.provider.synced);
+    expect(c2.text.toString()).toBe('0123456789'.repeat(12));
+    c2.provider.destroy();
+  });
+});

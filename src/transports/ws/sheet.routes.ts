@@ -1,0 +1,65 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { WebSocket } from 'ws';
+import { AppError } from '../../core/errors.js';
+import { isUuid } from '../../core/ids.js';
+import * as sheets from '../../areas/documents/sheet-edit.service.js';
+import { evaluate } from '../../areas/documents/sheet-model.js';
+
+declare module 'fastify' {
+  interface FastifyRequest { sheetSession?: sheets.SheetSession }
+}
+
+const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), documentId: Type.Optional(Type.String({ maxLength: 64 })) });
+
+/**
+ * GET /v1/sheet/ws: the spreadsheet grid socket (JSON messages, docs/documents.md). The server sends
+ * `snapshot` on connect and `cell` after every edit; clients send `set` (`{type, id?, sheet, cell, value?, formula?}`)
+ * and `ping`. Edits need write capability (document.update); others get an `error` message.
+ */
+export default async function sheetSocketRoutes(app: FastifyInstance) {
+  const sockets = new Map<string, Set<WebSocket>>();
+  app.route({
+    method: 'GET', url: '/v1/sheet/ws',
+    config: { auth: 'public', rateLimit: { key: 'ip' } },
+    schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query },
+    preHandler: async (req: FastifyRequest) => {
+      const q = req.query as { token?: string; documentId?: string };
+      if (!q.documentId) throw new AppError('VALIDATION_ERROR', 'Query parameter "documentId" is required', { field: 'documentId' });
+      if (!isUuid(q.documentId)) throw new AppError('INVALID_ID_FORMAT', 'Query parameter "documentId" must be a UUID', { field: 'documentId' });
+      if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket');
+      req.sheetSession = await sheets.openSheetSession(req.server.platform, q.token, q.documentId.toLowerCase());
+    },
+    handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
+    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+      const s = req.sheetSession!;
+      const key = `${s.principal.orgId}:${s.documentId}`;
+      const peers = sockets.get(key) ?? new Set<WebSocket>();
+      sockets.set(key, peers);
+      peers.add(socket);
+      const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
+      socket.on('close', () => { peers.delete(socket); if (!peers.size) sockets.delete(key); });
+      let queue: Promise<void> = Promise.resolve();
+      socket.on('message', (raw: Buffer) => {
+        queue = queue.then(async () => {
+          let msg: { type?: string; id?: unknown } & sheets.CellEdit;
+          try { msg = JSON.parse(raw.toString('utf8')); } catch { send(socket, { type: 'error', code: 'INVALID_JSON', message: 'Messages are JSON objects' }); return; }
+          if (msg?.type === 'ping') { send(socket, { type: 'pong', id: msg.id ?? null }); return; }
+          if (msg?.type !== 'set') { send(socket, { type: 'error', id: msg?.id ?? null, code: 'VALIDATION_ERROR', message: 'Unknown message type' }); return; }
+          try {
+            const r = await sheets.editCell(req.server.platform, s, msg);
+            send(socket, { type: 'ack', id: msg.id ?? null });
+            for (const p of peers) send(p, { type: 'cell', ...r, by: s.principal.userId });
+          } catch (err) {
+            const e = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'The edit failed; retry');
+            send(socket, { type: 'error', id: msg.id ?? null, code: e.code, message: e.message });
+          }
+        });
+      });
+      sheets.readWorkbook(req.server.platform, s).then((wb) => {
+        const display = wb.sheets.map((sh) => { const v = evaluate(sh); return Object.fromEntries(Object.keys(sh.cells).map((r) => [r, v(r)])); });
+        send(socket, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
+      }, () => socket.close(1011, 'unavailable'));
+    },
+  });
+}

@@ -1,0 +1,189 @@
+import * as Y from 'yjs';
+import * as syncProtocol from 'y-protocols/sync';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import * as encoding from 'lib0/encoding';
+import * as decoding from 'lib0/decoding';
+import type { WebSocket } from 'ws';
+import type { Platform } from '../../core/context.js';
+import * as collab from '../../areas/documents/collab.service.js';
+
+// y-websocket message types (y-websocket/src/y-websocket.js).
+const MESSAGE_SYNC = 0;
+const MESSAGE_AWARENESS = 1;
+const MESSAGE_QUERY_AWARENESS = 3;
+const SAVE_DEBOUNCE_MS = 300;
+
+interface Conn { session: collab.CollabSession; clientIds: Set<number> }
+
+/**
+ * One shared Y.Doc per open document on this node: relays sync and awareness messages between the
+ * document's sockets, appends every update to PostgreSQL (compacting past COMPACT_AFTER rows) and
+ * writes the `content` text back to the document shortly after changes stop.
+ */
+export class Room {
+  readonly doc: Y.Doc;
+  readonly awareness: awarenessProtocol.Awareness;
+  readonly conns = new Map<WebSocket, Conn>();
+  private chain: Promise<void> = Promise.resolve();
+  private saveTimer: NodeJS.Timeout | null = null;
+  private compacting = false;
+
+  constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly onEmpty: (r: Room) => void) {
+    this.doc = doc;
+    this.awareness = new awarenessProtocol.Awareness(doc);
+    this.awareness.setLocalState(null);
+    doc.on('update', (update: Uint8Array, origin: unknown) => this.onUpdate(update, origin));
+    this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
+      const conn = this.conns.get(origin as WebSocket);
+      if (conn) { for (const id of added) conn.clientIds.add(id); for (const id of removed) conn.clientIds.delete(id); }
+      const changed = [...added, ...updated, ...removed];
+      const enc = encoding.createEncoder();
+      encoding.writeVarUint(enc, MESSAGE_AWARENESS);
+      encoding.writeVarUint8Array(enc, awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
+      this.broadcast(encoding.toUint8Array(enc));
+    });
+  }
+
+  private onUpdate(update: Uint8Array, origin: unknown): void {
+    const enc = encoding.createEncoder();
+    encoding.writeVarUint(enc, MESSAGE_SYNC);
+    syncProtocol.writeUpdate(enc, update);
+    this.broadcast(encoding.toUint8Array(enc), origin as WebSocket);
+    this.chain = this.chain.then(async () => {
+      const rows = await collab.appendUpdate(this.platform, this.orgId, this.documentId, update);
+      if (rows > collab.COMPACT_AFTER && !this.compacting) {
+        this.compacting = true;
+        try { await collab.compact(this.platform, this.orgId, this.documentId); } finally { this.compacting = false; }
+      }
+    }).catch((err) => this.platform.log.error({ err, documentId: this.documentId }, 'collaboration update not persisted'));
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_DEBOUNCE_MS);
+  }
+
+  private async save(): Promise<void> {
+    const text = this.doc.getText(collab.CONTENT_TEXT).toString();
+    this.chain = this.chain.then(() => collab.saveContent(this.platform, this.orgId, this.documentId, text))
+      .catch((err) => this.platform.log.error({ err, documentId: this.documentId }, 'collaboration content not saved'));
+    await this.chain;
+  }
+
+  private broadcast(msg: Uint8Array, except?: WebSocket): void {
+    for (const ws of this.conns.keys()) if (ws !== except) send(ws, msg);
+  }
+
+  /** Adds a socket: sends sync step 1 and the current awareness, then handles its messages. */
+  join(ws: WebSocket, session: collab.CollabSession): void {
+    this.conns.set(ws, { session, clientIds: new Set() });
+    ws.binaryType = 'arraybuffer';
+    ws.on('message', (data: ArrayBuffer | Buffer) => {
+      try { this.onMessage(ws, new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))); } catch (err) {
+        this.platform.log.warn({ err }, 'bad collaboration message');
+        ws.close(1003, 'bad message');
+      }
+    });
+    ws.on('close', () => this.leave(ws));
+    const enc = encoding.createEncoder();
+    encoding.writeVarUint(enc, MESSAGE_SYNC);
+    syncProtocol.writeSyncStep1(enc, this.doc);
+    send(ws, encoding.toUint8Array(enc));
+    const states = [...this.awareness.getStates().keys()];
+    if (states.length) {
+      const a = encoding.createEncoder();
+      encoding.writeVarUint(a, MESSAGE_AWARENESS);
+      encoding.writeVarUint8Array(a, awarenessProtocol.encodeAwarenessUpdate(this.awareness, states));
+      send(ws, encoding.toUint8Array(a));
+    }
+  }
+
+  private onMessage(ws: WebSocket, msg: Uint8Array): void {
+    const conn = this.conns.get(ws);
+    if (!conn) return;
+    const dec = decoding.createDecoder(msg);
+    const enc = encoding.createEncoder();
+    const type = decoding.readVarUint(dec);
+    if (type === MESSAGE_SYNC) {
+      encoding.writeVarUint(enc, MESSAGE_SYNC);
+      if (conn.session.capability === 'read') {
+        // Read-only sockets may ask for state (step 1) but their edits (step 2, updates) are dropped.
+        const sub = decoding.readVarUint(dec);
+        if (sub === syncProtocol.messageYjsSyncStep1) syncProtocol.readSyncStep1(dec, enc, this.doc);
+      } else {
+        syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
+      }
+      if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
+    } else if (type === MESSAGE_AWARENESS) {
+      awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(dec), ws);
+    } else if (type === MESSAGE_QUERY_AWARENESS) {
+      encoding.writeVarUint(enc, MESSAGE_AWARENESS);
+      encoding.writeVarUint8Array(enc, awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
+      send(ws, encoding.toUint8Array(enc));
+    }
+  }
+
+  private leave(ws: WebSocket): void {
+    const conn = this.conns.get(ws);
+    if (!conn) return;
+    this.conns.delete(ws);
+    awarenessProtocol.removeAwarenessStates(this.awareness, [...conn.clientIds], null);
+    if (this.conns.size === 0) this.onEmpty(this);
+  }
+
+  /** Persists what is pending (appends and the content write-back). */
+  async flush(): Promise<void> {
+    if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
+    await this.save();
+  }
+
+  destroy(): void {
+    for (const ws of this.conns.keys()) ws.close(1001, 'server closing');
+    this.awareness.destroy();
+    this.doc.destroy();
+  }
+}
+
+function send(ws: WebSocket, msg: Uint8Array): void {
+  if (ws.readyState !== 1) return;
+  ws.send(msg, (err) => { if (err) ws.close(); });
+}
+
+/** Rooms of one platform on this node; a room loads once and closes when its last socket leaves. */
+export class RoomRegistry {
+  private rooms = new Map<string, Promise<Room>>();
+  constructor(private readonly platform: Platform) {}
+
+  get(orgId: string, documentId: string): Promise<Room> {
+    const key = collab.roomKey(orgId, documentId);
+    let r = this.rooms.get(key);
+    if (!r) {
+      r = collab.loadState(this.platform, orgId, documentId).then((doc) => {
+        const room = new Room(this.platform, orgId, documentId, doc, (empty) => void this.close(key, empty));
+        collab.liveDocs(this.platform).set(key, doc);
+        return room;
+      });
+      r.catch(() => this.rooms.delete(key));
+      this.rooms.set(key, r);
+    }
+    return r;
+  }
+
+  private async close(key: string, room: Room): Promise<void> {
+    await room.flush();
+    if (room.conns.size > 0) return; // someone joined while saving
+    if (this.rooms.get(key) && (await this.rooms.get(key)) === room) {
+      this.rooms.delete(key);
+      collab.liveDocs(this.platform).delete(key);
+      room.destroy();
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    const all = await Promise.allSettled([...this.rooms.values()]);
+    this.rooms.clear();
+    for (const r of all) {
+      if (r.status !== 'fulfilled') continue;
+      await r.value.flush();
+      collab.liveDocs(this.platform).delete(collab.roomKey(r.value.orgId, r.value.documentId));
+      r.value.destroy();
+    }
+  }
+}
