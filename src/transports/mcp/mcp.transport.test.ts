@@ -62,7 +62,7 @@ describe('MCP transport rules', () => {
       payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'projects.list', arguments: {} } }),
     });
     expect(res.statusCode).toBe(200);
-    expect(res.headers.deprecation).toBe('true');
+    expect(res.headers.deprecation).toMatch(/^(@\d+|true)$/);
     expect(res.json().result.isError).toBeUndefined();
     const scoped = await ping(bearer(await owner.apiKey(['mcp:*'])));
     expect(scoped.headers.deprecation).toBeUndefined();

@@ -22,6 +22,12 @@ const Query = Type.Object({
 const Params = Type.Object({ documentId: Type.String({ format: 'uuid' }) });
 const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('read'), Type.Literal('write')], { description: 'capability; default write when allowed' })) }, { additionalProperties: false });
 
+/** WebSocket routes: success is 101 Switching Protocols; OpenAPI has no WebSocket notion, so 2XX says so too. */
+export const UPGRADE_RESPONSES = {
+  101: Type.Null({ description: 'Switching Protocols: the connection continues as a WebSocket' }),
+  200: Type.Null({ description: 'Not sent: a successful request upgrades (101) instead' }),
+};
+
 /**
  * Before the upgrade: 400 without ticket or token (or without a document id), 426 without Upgrade,
  * then the ticket is redeemed (once) or the token resolved, and the document checked (404).
@@ -68,7 +74,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
     app.route({
       method: 'GET', url,
       config: { auth: 'public', rateLimit: { key: 'ip' }, ...(url.includes(':documentId') ? { fixture: 'document' } : {}) },
-      schema: { summary, querystring: Query, ...(url.includes(':documentId') ? { params: Params } : {}) },
+      schema: { summary, querystring: Query, ...(url.includes(':documentId') ? { params: Params } : {}), response: UPGRADE_RESPONSES },
       preHandler: authenticate(kinds),
       handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {

@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
+import { UPGRADE_RESPONSES } from './collab.routes.js';
 import { evaluate } from '../../areas/documents/sheet-model.js';
 
 declare module 'fastify' {
@@ -22,7 +23,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   app.route({
     method: 'GET', url: '/v1/sheet/ws',
     config: { auth: 'public', rateLimit: { key: 'ip' } },
-    schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query },
+    schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query, response: UPGRADE_RESPONSES },
     preHandler: async (req: FastifyRequest) => {
       const q = req.query as { token?: string; documentId?: string };
       if (!q.documentId) throw new AppError('VALIDATION_ERROR', 'Query parameter "documentId" is required', { field: 'documentId' });

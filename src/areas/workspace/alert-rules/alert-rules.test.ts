@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { buildTestApp, newTenant, bearer, errorOf, type TestApp } from '../../../../test/helpers.js';
-import { memberOf } from '../test-support.js';
+import { memberOf, waitFor } from '../test-support.js';
+import { handleWorkspaceEvent } from '../index.js';
+import { uuidv7 } from '../../../core/ids.js';
 import { EVENT_TYPES } from './event-types.js';
 
 let t: TestApp;
@@ -140,6 +142,22 @@ describe('GET /v1/alert-rules/{alertRuleId}/deliveries', () => {
     const cross = errorOf(await t.app.inject({ method: 'GET', url: `/v1/alert-rules/${id}/deliveries`, headers: b.auth }), 404, 'NOT_FOUND');
     expect(cross).toEqual(random);
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/alert-rules/nope/deliveries', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
+  });
+});
+
+describe('delivery without SMTP', () => {
+  it('an e-mail delivery is recorded as failed with the reason, never dropped', async () => {
+    const a = await newTenant(t.app);
+    // Created while SMTP was configured (it is not on this app): insert the rule as it would have been stored.
+    const id = uuidv7();
+    await t.platform.db.tenant(a.orgId, (sql) => sql.exec(`INSERT INTO alert_rules (org_id, id, name, event_type, channels, created_by) VALUES ($1, $2, 'mail', 'project.created', '{email,in_app}', $3)`, [a.orgId, id, a.userId]));
+    await handleWorkspaceEvent(t.platform, { type: 'project.created', orgId: a.orgId, actorUserId: a.userId, targetType: 'project', targetId: uuidv7(), data: { name: 'P' }, at: new Date().toISOString() });
+    const d = await waitFor(async () => {
+      const x = (await t.app.inject({ method: 'GET', url: `/v1/alert-rules/${id}/deliveries`, headers: a.auth })).json().data as Array<{ channel: string; status: string; last_error: string | null }>;
+      return x.length === 2 && x.every((y) => y.status !== 'pending' && y.status !== 'retrying') && x;
+    });
+    expect(d.find((x) => x.channel === 'email')).toMatchObject({ status: 'failed', last_error: expect.stringContaining('E-mail is not configured') });
+    expect(d.find((x) => x.channel === 'in_app')).toMatchObject({ status: 'delivered' });
   });
 });
 

@@ -55,6 +55,17 @@ describe('GET /v1/bootstrap', () => {
     expect(seen.size).toBe(6);
   });
 
+  it('the settings slice equals what the settings routes answer', async () => {
+    const a = await newTenant(t.app);
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/personalization', headers: a.auth, payload: { themeMode: 'light', language: 'fr', notifications: { weeklyDigest: true }, stayLoggedInHours: 8 } });
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/preferences', headers: a.auth, payload: { preferences: { a: 1 } } });
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { b: 2 } } });
+    const s = (await get(a.auth)).json().data.settings;
+    expect(s.personalization).toEqual((await t.app.inject({ method: 'GET', url: '/v1/settings/personalization', headers: a.auth })).json().data);
+    expect(s.preferences).toEqual({ a: 1 });
+    expect(s.organization).toEqual({ b: 2 });
+  });
+
   it('lists only active projects of the organization, at most 50', async () => {
     const a = await newTenant(t.app);
     const keep = await createProject(t.app, a, 'Keep me');

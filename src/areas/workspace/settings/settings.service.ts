@@ -47,7 +47,8 @@ export function clampStayHours(hours: number, sessionDurationDays: number): numb
   return [...STAY_LOGGED_IN_HOURS].reverse().find((h) => h <= cap) ?? STAY_LOGGED_IN_HOURS[0];
 }
 
-function personalizationView(doc: Record<string, unknown> | undefined, updatedAt: string | null, sessionDurationDays: number) {
+/** The personalization answer from a stored document (or none): defaults filled in, hours clamped. */
+export function personalizationView(doc: Record<string, unknown> | undefined, updatedAt: string | null, sessionDurationDays: number) {
   const d = doc ?? {};
   const stay = typeof d.stayLoggedInHours === 'number' ? d.stayLoggedInHours : DEFAULT_STAY_HOURS;
   return {

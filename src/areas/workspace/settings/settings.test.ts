@@ -25,6 +25,7 @@ describe('organization settings', () => {
     expect(one.json().data).toEqual({ key: 'limits', value: { max: 3 } });
     errorOf(await req('GET', '/v1/settings/org/gone', a.auth), 404, 'NOT_FOUND');
     errorOf(await req('GET', `/v1/settings/org/${'k'.repeat(201)}`, a.auth), 400, 'VALIDATION_ERROR');
+    errorOf(await req('GET', '/v1/settings/org/', a.auth), 400, 'VALIDATION_ERROR');
     expect((await req('GET', `/v1/settings/org/${'k'.repeat(200)}`, a.auth)).statusCode).toBe(404);
   });
 
@@ -121,6 +122,7 @@ describe('preferences', () => {
     expect((await req('GET', '/v1/settings/preferences/sidebar', a.auth)).json().data).toEqual({ key: 'sidebar', value: { collapsed: true } });
     errorOf(await req('GET', '/v1/settings/preferences/pageSize', a.auth), 404, 'NOT_FOUND');
     errorOf(await req('GET', `/v1/settings/preferences/${'p'.repeat(201)}`, a.auth), 400, 'VALIDATION_ERROR');
+    errorOf(await req('GET', '/v1/settings/preferences/', a.auth), 400, 'VALIDATION_ERROR');
     const size = errorOf(await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { big: 'x'.repeat(66_000) } }), 413, 'PAYLOAD_TOO_LARGE');
     expect(size.details).toMatchObject({ field: 'preferences', maxBytes: 65536 });
     let deep: unknown = 1;

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+
+let t: TestApp;
+let a: Tenant;
+let base: string;
+let sheetId: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  a = await newTenant(t.app);
+  const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Grid' } })).json().data.id;
+  sheetId = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'Live grid' } })).json().data.document.id;
+});
+afterAll(async () => { await t?.close(); });
+
+/** Opens a socket and collects its JSON messages. */
+function open(token: string, documentId = sheetId): Promise<{ ws: WebSocket; msgs: Record<string, unknown>[]; status?: number }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${base}/v1/sheet/ws?token=${token}&documentId=${documentId}`);
+    const msgs: Record<string, unknown>[] = [];
+    ws.on('message', (d) => msgs.push(JSON.parse(String(d))));
+    ws.on('open', () => resolve({ ws, msgs }));
+    ws.on('unexpected-response', (_q, res) => resolve({ ws, msgs, status: res.statusCode }));
+    ws.on('error', () => {});
+  });
+}
+async function until(cond: () => boolean, ms = 3000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (cond()) return; await new Promise((r) => setTimeout(r, 20)); }
+  throw new Error('timeout');
+}
+
+describe('GET /v1/sheet/ws', () => {
+  it('edits cells with formulas and fans out to other sockets', async () => {
+    const c1 = await open(a.token);
+    const c2 = await open(a.token);
+    await until(() => c1.msgs.length > 0 && c2.msgs.length > 0);
+    expect(c1.msgs[0]).toMatchObject({ type: 'snapshot', capability: 'write', document_id: sheetId });
+    c1.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'A1', value: 2 }));
+    c1.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'A2', formula: '=A1*21' }));
+    await until(() => c2.msgs.filter((m) => m.type === 'cell').length === 2);
+    expect(c2.msgs.at(-1)).toMatchObject({ type: 'cell', cell: 'A2', data: { f: '=A1*21' }, display: { A1: 2, A2: 42 } });
+    expect(c1.msgs.some((m) => m.type === 'ack' && m.id === 2)).toBe(true);
+    c1.ws.send(JSON.stringify({ type: 'set', id: 3, sheet: 9, cell: 'A1', value: 1 }));
+    c1.ws.send('nope');
+    await until(() => c1.msgs.filter((m) => m.type === 'error').length === 2);
+    expect(c1.msgs.find((m) => m.type === 'error' && m.id === 3)).toMatchObject({ code: 'VALIDATION_ERROR' });
+    const csv = await t.app.inject({ method: 'GET', url: `/v1/sheet/${sheetId}/export?token=${a.token}&format=csv&sheet_id=0` });
+    expect(csv.body).toBe('2\r\n42\r\n');
+    c1.ws.close(); c2.ws.close();
+  });
+
+  it('read-only for viewers; refused tokens; 426 without upgrade', async () => {
+    const v = await newTenant(t.app);
+    const vProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: v.auth, payload: { name: 'Mine' } })).json().data.id;
+    const vSheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${vProject}/sheets`, headers: v.auth, payload: { name: 'S' } })).json().data.document.id;
+    await t.platform.db.sys.exec(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, [v.userId]);
+    t.platform.credentials.invalidate();
+    const ro = await open(v.token, vSheet);
+    await until(() => ro.msgs.length > 0);
+    expect(ro.msgs[0]).toMatchObject({ type: 'snapshot', capability: 'read' });
+    ro.ws.send(JSON.stringify({ type: 'set', id: 'x', sheet: 0, cell: 'A1', value: 1 }));
+    await until(() => ro.msgs.some((m) => m.type === 'error'));
+    expect(ro.msgs.find((m) => m.type === 'error')).toMatchObject({ code: 'PERMISSION_DENIED' });
+    ro.ws.close();
+    expect((await open(v.token)).status).toBe(404); // another organization's sheet
+    expect((await open('garbage')).status).toBe(401);
+    expect((await open(await a.apiKey())).status).toBe(401);
+    await t.platform.db.sys.exec(`UPDATE users SET token_version = token_version + 1 WHERE id = $1`, [v.userId]);
+    t.platform.credentials.invalidate();
+    expect((await open(v.token, vSheet)).status).toBe(401);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/ws?token=${a.token}&documentId=${sheetId}` }), 426, 'UPGRADE_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/ws?token=${a.token}` }), 400, 'VALIDATION_ERROR');
+  });
+});
