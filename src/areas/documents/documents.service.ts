@@ -14,6 +14,16 @@ import { searchLanguage, toPrefixTsquery } from './search.js';
 
 export const INDEX_JOB = 'documents.index';
 
+/**
+ * The caller may use documents at all (feature) and holds `permission`. Routes check this too; services
+ * repeat it because MCP tools and the CLI call them directly.
+ */
+export function docAccess(ctx: ServiceContext, permission: string) {
+  const p = requirePermission(ctx, permission);
+  if (!p.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
+  return p;
+}
+
 /** Spec 2.4 record; `folder_id` and `parent_id` name the same folder (create/update input says parent_id). */
 export function toDocument(r: repo.DocumentRow): DocumentOutT {
   return {
@@ -54,7 +64,7 @@ function publish(ctx: ServiceContext, type: string, orgId: string, id: string, d
 
 /** Creates a document (or, with `kind`, a sheet or deck); indexing is queued in the same transaction. */
 export async function createDocument(ctx: ServiceContext, input: CreateDocumentInput & { kind?: 'document' | 'sheet' | 'deck' }): Promise<DocumentOutT> {
-  const p = requirePermission(ctx, 'document.create');
+  const p = docAccess(ctx, 'document.create');
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
@@ -74,7 +84,7 @@ export async function createDocument(ctx: ServiceContext, input: CreateDocumentI
 }
 
 export async function getDocument(ctx: ServiceContext, input: { id: string }): Promise<DocumentOutT> {
-  const p = requirePermission(ctx, 'document.view');
+  const p = docAccess(ctx, 'document.view');
   const row = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
   if (!row) throw notFound('Document');
   return toDocument(row);
@@ -82,7 +92,7 @@ export async function getDocument(ctx: ServiceContext, input: { id: string }): P
 
 /** Lists with filters; with `search`, only indexed documents match, ranked by ts_rank (title weighs more than content). */
 export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
-  const p = requirePermission(ctx, 'document.view');
+  const p = docAccess(ctx, 'document.view');
   const limit = input.limit ?? 50;
   const offset = input.offset ?? 0;
   const searching = input.search !== undefined && input.search.trim() !== '';
@@ -107,13 +117,14 @@ export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsI
 }
 
 export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {
-  const p = requirePermission(ctx, 'document.update');
+  const p = docAccess(ctx, 'document.update');
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
     if (before.kind === 'sheet' && input.content !== undefined) parseWorkbook(input.content);
+    if (before.kind !== 'document' && input.content_type !== undefined) throw validation(`The content type of a ${before.kind} cannot change`, { field: 'content_type' });
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
     const r = await repo.updateDocument(sql, p.orgId, input.id, {
       title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
@@ -132,7 +143,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
 
 /** Permanent delete: the row, its collaborative history, comments and its stored file. */
 export async function deleteDocument(ctx: ServiceContext, input: { id: string }): Promise<{ id: string; deleted: boolean }> {
-  const p = requirePermission(ctx, 'document.delete');
+  const p = docAccess(ctx, 'document.delete');
   const gone = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const r = await repo.deleteDocument(sql, p.orgId, input.id);
     if (!r) throw notFound('Document');

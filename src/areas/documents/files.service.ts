@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ServiceContext } from '../../core/context.js';
-import { requirePermission } from '../../core/context.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { audit } from '../../core/audit.js';
 import { uuidv7, isUuid } from '../../core/ids.js';
@@ -9,7 +8,7 @@ import { safeEqual } from '../../core/crypto.js';
 import { checkNeeds, bearerToken } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { documentsDeps } from './deps.js';
-import { toDocument } from './documents.service.js';
+import { docAccess, toDocument } from './documents.service.js';
 
 export const MAX_FILE_BYTES = 25 * 1024 * 1024;
 
@@ -21,7 +20,7 @@ const fileMissing = (row: repo.DocumentRow | undefined) => {
 
 /** Stores the document's PDF (raw body); replaces an earlier file. */
 export async function uploadFile(ctx: ServiceContext, input: { id: string; data: Buffer; contentType: string }) {
-  const p = requirePermission(ctx, 'document.update');
+  const p = docAccess(ctx, 'document.update');
   if (input.data.length === 0) throw new AppError('VALIDATION_ERROR', 'The request body is empty; send the PDF bytes', { field: 'body' });
   if (input.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
     throw new AppError('VALIDATION_ERROR', 'The body is not a PDF (it must start with %PDF-)', { field: 'body' });
@@ -46,7 +45,7 @@ export async function uploadFile(ctx: ServiceContext, input: { id: string; data:
 }
 
 export async function deleteFile(ctx: ServiceContext, input: { id: string }) {
-  const p = requirePermission(ctx, 'document.update');
+  const p = docAccess(ctx, 'document.update');
   const gone = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before?.file_key) throw fileMissing(before);
@@ -64,7 +63,7 @@ export function signFile(secret: Buffer, org: string, id: string, exp: number): 
 }
 
 export async function createSignedUrl(ctx: ServiceContext, input: { id: string; expires_in?: number }) {
-  const p = requirePermission(ctx, 'document.view');
+  const p = docAccess(ctx, 'document.view');
   const row = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
   if (!row?.file_key) throw fileMissing(row);
   const ttl = input.expires_in ?? 3600;

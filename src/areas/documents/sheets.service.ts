@@ -1,6 +1,5 @@
 import ExcelJS from 'exceljs';
 import type { ServiceContext } from '../../core/context.js';
-import { requirePermission } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
@@ -9,7 +8,7 @@ import { isUniqueViolation } from '../../core/db/database.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
-import { INDEX_JOB, moderate, toDocument } from './documents.service.js';
+import { INDEX_JOB, docAccess, moderate, toDocument } from './documents.service.js';
 import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
@@ -20,7 +19,7 @@ export type GridKind = 'sheet' | 'deck';
  * per project and kind, case-insensitively (409 CONFLICT).
  */
 export async function createGridDocument(ctx: ServiceContext, input: { projectId: string; kind: GridKind; name: string; fromTemplateId?: string }) {
-  const p = requirePermission(ctx, 'document.create');
+  const p = docAccess(ctx, 'document.create');
   const name = input.name.trim();
   if (name.length < 1 || name.length > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
   await moderate(ctx, [name]);

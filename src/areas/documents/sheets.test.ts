@@ -58,6 +58,7 @@ describe('sheets and decks', () => {
     expect(JSON.parse(copy.content)).toEqual(WORKBOOK);
     errorOf(await create(a, 'slides', { name: 'Deck from sheet', fromTemplateId: doc.id }), 404, 'NOT_FOUND');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content: 'not json' } }), 400, 'VALIDATION_ERROR');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content_type: 'markdown' } }), 400, 'VALIDATION_ERROR');
     const c = await newTenant(t.app);
     await t.platform.db.sys.exec(`UPDATE organizations SET features = array_remove(features, 'documents') WHERE id = $1`, [c.orgId]);
     t.platform.credentials.invalidate();

@@ -42,6 +42,19 @@ describe('offline sync preferences', () => {
     expect(r.json().data.resource_types).toEqual(['entities', 'relationships', 'documents', 'tasks', 'comments', 'projects']);
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/preferences/offline-sync' }), 401, 'AUTH_REQUIRED');
   });
+
+  it('answers safe defaults when the database fails', async () => {
+    await req(a, 'PUT', '/v1/settings/preferences', { preferences: { offline_sync: { enabled: false, storage_limit_mb: 200 } } });
+    expect((await req(a, 'GET', '/v1/preferences/offline-sync')).json().data).toMatchObject({ enabled: false, storage_limit_mb: 200 });
+    const db = t.platform.db as unknown as { tenant: unknown };
+    const original = db.tenant;
+    db.tenant = async () => { throw new Error('database down'); };
+    try {
+      const r = await req(a, 'GET', '/v1/preferences/offline-sync');
+      expect(r.statusCode).toBe(200);
+      expect(r.json().data).toMatchObject({ enabled: true, max_items: 500, sync_on_reconnect: true, storage_limit_mb: 50 });
+    } finally { db.tenant = original; }
+  });
 });
 
 describe('entities, relationships, comments', () => {
