@@ -28,7 +28,7 @@ export default async function authRoutes(app: FastifyInstance) {
   app.post('/v1/auth/refresh', { config: pub, schema: { summary: 'Rotate a refresh token for a new token pair', body: S.RefreshBody, response: { 200: Envelope(S.TokensOut) } } },
     async (req) => ok(await refreshSession(req.ctx, (req.body as { refresh_token: string }).refresh_token)));
 
-  app.post('/v1/auth/logout', { config: userOnly, schema: { summary: 'End the current session' } },
+  app.post('/v1/auth/logout', { config: userOnly, schema: { summary: 'End the current session', response: { 204: Type.Null({ description: 'No content' }) } } },
     async (req, reply) => { await auth.logout(req.ctx); return reply.code(204).send(); });
 
   app.post('/v1/auth/switch-organization', { config: userOnly, schema: { summary: 'Get tokens bound to another organization of the caller', body: S.SwitchOrgBody, response: { 200: Envelope(S.TokensOut) } } },

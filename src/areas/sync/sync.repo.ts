@@ -26,6 +26,16 @@ export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number;
   return { bound: r!.bound, nowMs: r!.now_ms };
 }
 
+/**
+ * Where a delta pull starts: just below the first change after `since`. Within an organization
+ * change_seq and changed_at grow together (both drawn under the sync lock), so this skips older changes.
+ */
+export async function startAfter(sql: Sql, orgId: string, type: SyncType, sinceMs: number): Promise<number> {
+  const r = await sql.one<{ seq: number | null }>(`SELECT change_seq AS seq FROM sync_changes
+    WHERE org_id = $1 AND resource_type = $2 AND changed_at > to_timestamp($3::bigint / 1000.0) ORDER BY changed_at LIMIT 1`, [orgId, type, sinceMs]);
+  return r?.seq != null ? r.seq - 1 : Number.MAX_SAFE_INTEGER;
+}
+
 export interface ChangeRow { id: string; change_seq: number; changed_at: string; deleted: boolean; data: Record<string, unknown> | null }
 
 /** One page of changes in change order, (after, bound]; `sinceMs` null = bulk (live rows only). */

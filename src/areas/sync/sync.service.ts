@@ -53,7 +53,8 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
     }
   } else {
     const b = await ctx.platform.db.tenantTx(p.orgId, (sql) => repo.barrier(sql, p.orgId));
-    cur = { r: type, b: b.bound, a: 0, t: b.nowMs, s: input.since ?? null };
+    const after = input.since === undefined ? 0 : Math.min(b.bound, await ctx.platform.db.tenant(p.orgId, (sql) => repo.startAfter(sql, p.orgId, type, input.since!)));
+    cur = { r: type, b: b.bound, a: after, t: b.nowMs, s: input.since ?? null };
   }
   const rows = await ctx.platform.db.tenant(p.orgId, (sql) => repo.changes(sql, p.orgId, type, { after: cur.a, bound: cur.b, sinceMs: cur.s, limit: limit + 1 }));
   const hasMore = rows.length > limit;

@@ -55,7 +55,10 @@ function authenticate(kinds: string[]) {
 export default async function collaborationTransport(app: FastifyInstance) {
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
   const rooms = new RoomRegistry(app.platform);
-  app.addHook('onClose', async () => { await rooms.closeAll(); });
+  const unsubscribe = app.platform.events.subscribe((e) => {
+    if (e.type === 'document.deleted') void rooms.evict(e.orgId, e.targetId);
+  });
+  app.addHook('onClose', async () => { unsubscribe(); await rooms.closeAll(); });
 
   app.post('/v1/collaboration/ticket', {
     preValidation: emptyBodyIsObject,

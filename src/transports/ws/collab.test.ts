@@ -139,6 +139,17 @@ describe('collaboration', () => {
     d1.provider.destroy();
   });
 
+  it('deleting the document closes its sockets', async () => {
+    const id = await newDoc(a, 'gone soon');
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced);
+    const closed = new Promise<number>((r) => c1.provider.ws!.addEventListener('close', (ev) => r((ev as unknown as { code: number }).code)));
+    c1.provider.shouldConnect = false;
+    await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}`, headers: a.auth });
+    expect(await closed).toBe(4404);
+    c1.provider.destroy();
+  });
+
   it('state survives a restart', async () => {
     const id = await newDoc(a);
     const c1 = connect(base, id, { ticket: await ticket(a) });

@@ -27,6 +27,7 @@ export class Room {
   private chain: Promise<void> = Promise.resolve();
   private saveTimer: NodeJS.Timeout | null = null;
   private compacting = false;
+  private discarded = false;
 
   constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly onEmpty: (r: Room) => void) {
     this.doc = doc;
@@ -45,6 +46,7 @@ export class Room {
   }
 
   private onUpdate(update: Uint8Array, origin: unknown): void {
+    if (this.discarded) return;
     const enc = encoding.createEncoder();
     encoding.writeVarUint(enc, MESSAGE_SYNC);
     syncProtocol.writeUpdate(enc, update);
@@ -61,6 +63,7 @@ export class Room {
   }
 
   private async save(): Promise<void> {
+    if (this.discarded) return;
     const text = this.doc.getText(collab.CONTENT_TEXT).toString();
     this.chain = this.chain.then(() => collab.saveContent(this.platform, this.orgId, this.documentId, text))
       .catch((err) => this.platform.log.error({ err, documentId: this.documentId }, 'collaboration content not saved'));
@@ -134,6 +137,12 @@ export class Room {
     await this.save();
   }
 
+  /** Stops persisting (the document is gone). */
+  discard(): void {
+    if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
+    this.discarded = true;
+  }
+
   destroy(): void {
     for (const ws of this.conns.keys()) ws.close(1001, 'server closing');
     this.awareness.destroy();
@@ -174,6 +183,20 @@ export class RoomRegistry {
       collab.liveDocs(this.platform).delete(key);
       room.destroy();
     }
+  }
+
+  /** The document was deleted: its sockets close (4404) and nothing more is persisted. */
+  async evict(orgId: string, documentId: string): Promise<void> {
+    const key = collab.roomKey(orgId, documentId);
+    const pending = this.rooms.get(key);
+    if (!pending) return;
+    this.rooms.delete(key);
+    collab.liveDocs(this.platform).delete(key);
+    const room = await pending.catch(() => null);
+    if (!room) return;
+    room.discard();
+    for (const ws of room.conns.keys()) ws.close(4404, 'document deleted');
+    room.destroy();
   }
 
   async closeAll(): Promise<void> {

@@ -76,9 +76,11 @@ export async function listDeliveries(ctx: ServiceContext, ruleId: string, page: 
  * An id that is no rule of the caller's organization is 404 first (global rule 3: no enumeration, and a
  * foreign id must read exactly like a random one).
  */
-export async function reservedRuleOperation(ctx: ServiceContext, ruleId: string): Promise<never> {
-  const p = actor(ctx);
-  const rule = await ctx.platform.db.tenant(p.orgId, (sql) => alertRulesRepo.byId(sql, p.orgId, ruleId));
-  if (!rule) throw notFound('Alert rule');
+/**
+ * Spec 4.6 and part 9: update and delete are reserved and always answer 501, for any id — a foreign id and a
+ * random id get the same answer, so nothing is enumerable.
+ */
+export async function reservedRuleOperation(ctx: ServiceContext, _ruleId: string): Promise<never> {
+  actor(ctx);
   throw new AppError('NOT_IMPLEMENTED', 'Alert rule update and delete are not implemented yet; create a new rule (and leave this one) instead');
 }
