@@ -12,7 +12,10 @@
 //     requests: [...],                       // optional: autocannon `requests` (sequences, per-request setupRequest)
 //     setup: async (ctx) => ({ key: ... }),  // optional: seeds data once per database run; its value is `data` above
 //     compareTo: 'bare',                     // 'baseline' (default): ratio to hello world; 'bare': also to the bare query
-//     goal: { minRatio: 0.5, maxP99Ms: 25 }, // optional: PASS/FAIL line (minRatio against the hello-world baseline)
+//                                            // baseline; or the name of a target:'bare' scenario (its own bare counterpart,
+//                                            // which then runs, just before it, whenever this scenario is selected)
+//     goal: { minRatio: 0.5, maxP99Ms: 25 }, // optional: PASS/FAIL line (minRatio against the hello-world baseline,
+//                                            // minBareRatio against the compareTo bare route, maxP99Ms)
 //     connections: 50, duration: 10,         // optional per-scenario overrides of BENCH_CONNECTIONS / BENCH_DURATION
 //   }
 //
@@ -73,3 +76,123 @@ export const scenarios = [
     goal: ME_GOAL,
   },
 ];
+
+// ---------------------------------------------------------------- projects and tasks (issue 3)
+//
+// Seed (once per database run, shared by the scenarios below), in SQL as the owner (bulk; an API call per row would
+// take minutes), writing the columns the services write:
+//   - 100 organizations: the bench tenant's (registered through the API) and 99 more (inserted in SQL; the
+//     organizations trigger gives each its default task statuses, as registration does).
+//   - "An organization with 10,000 projects among 100 organizations": the listed organization holds 10,000 active
+//     projects; each of the other 99 holds 100 (9,900), so the projects table has 19,900 rows of 100 tenants and the
+//     listing must find its organization's rows by index, not by being the only tenant.
+//   - 100,000 tasks in the listed organization: 10,000 in one project (the "large project" scenario) and 1,000 in
+//     each of 90 more (the default tasks scenario lists one of those). Statuses are the organization's own
+//     task_statuses rows (cycled), priorities cycled, every 10th task assigned to the tenant's user, every 7th with a
+//     due date; created_by the user. Each project has its owner row in project_members, as POST /v1/projects makes.
+//     (No task_activity rows: the list routes do not read them.)
+//   - ANALYZE afterwards, as autovacuum would eventually.
+// POST /v1/projects/{id}/tasks writes into a project of the same organization that was seeded without tasks.
+
+const PROJECT_GOAL = { minBareRatio: 0.8, maxP99Ms: 50 };
+const CREATE_GOAL = { minBareRatio: 0.7, maxP99Ms: 50 };
+
+async function seedProjects(ctx) {
+  if (ctx.state.projects) return ctx.state.projects;
+  const t0 = Date.now();
+  const { orgId, userId } = ctx.tenant;
+  const others = await ctx.sql(`INSERT INTO organizations (id, name, slug)
+    SELECT app_uuidv7(), 'Bench org ' || g, 'bench-org-' || g || '-' || substr(md5(random()::text), 1, 8) FROM generate_series(1, 99) g RETURNING id`);
+  await ctx.sql(`INSERT INTO projects (org_id, id, name, slug, visibility, created_by_user_id)
+    SELECT o.id, app_uuidv7(), 'Project ' || g, 'project-' || g, 'private', NULL FROM unnest($1::uuid[]) AS o(id), generate_series(1, 100) g`,
+  [others.map((o) => o.id)]);
+  await ctx.sql(`INSERT INTO projects (org_id, id, name, slug, description, visibility, created_by_user_id)
+    SELECT $1, app_uuidv7(), 'Project ' || g, 'project-' || g, CASE WHEN g % 3 = 0 THEN 'Description of project ' || g END, 'private', $2
+    FROM generate_series(1, 10000) g`, [orgId, userId]);
+  await ctx.sql(`INSERT INTO project_members (org_id, project_id, user_id, role) SELECT org_id, id, created_by_user_id, 'owner' FROM projects
+    WHERE org_id = $1 AND created_by_user_id = $2`, [orgId, userId]);
+  // The 92 newest projects (the first page of the listing holds 50 of them): #1 gets 10,000 tasks, #2-#91 1,000 each, #92 none.
+  const picked = (await ctx.sql(`SELECT id FROM projects WHERE org_id = $1 ORDER BY id DESC LIMIT 92`, [orgId])).map((r) => r.id);
+  await ctx.sql(`INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, assigned_to, due_date, created_by)
+    SELECT $1, app_uuidv7(), p.id, 'Task ' || g, CASE WHEN g % 4 = 0 THEN 'Details of task ' || g END,
+      st.ids[1 + g % array_length(st.ids, 1)], (ARRAY['critical', 'high', 'medium', 'low'])[1 + g % 4],
+      CASE WHEN g % 10 = 0 THEN $2::uuid END, CASE WHEN g % 7 = 0 THEN now() + g * interval '1 hour' END, $2
+    FROM (SELECT array_agg(id ORDER BY sort_order) AS ids FROM task_statuses WHERE org_id = $1 AND project_id IS NULL) st,
+      unnest($3::uuid[]) WITH ORDINALITY AS p(id, n), generate_series(1, CASE WHEN p.n = 1 THEN 10000 ELSE 1000 END) g`,
+  [orgId, userId, picked.slice(0, 91)]);
+  for (const table of ['organizations', 'projects', 'project_members', 'task_statuses', 'tasks']) await ctx.sql(`ANALYZE ${table}`);
+  const [{ id: statusId }] = await ctx.sql(`SELECT id FROM task_statuses WHERE org_id = $1 AND project_id IS NULL AND key = 'todo'`, [orgId]);
+  const [{ n }] = await ctx.sql(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1`, [orgId]);
+  ctx.log(`seeded 100 organizations, 19,900 projects, ${n} tasks in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  ctx.state.projects = {
+    orgId, userId, statusId,
+    largeProjectId: picked[0], projectId: picked[1], emptyProjectId: picked[91],
+    readKey: await ctx.createApiKey(ctx.tenant, ['projects:read']),
+    writeKey: await ctx.createApiKey(ctx.tenant, ['projects:write']),
+  };
+  return ctx.state.projects;
+}
+
+scenarios.push(
+  {
+    name: 'bare: projects list',
+    target: 'bare',
+    setup: seedProjects,
+    path: (_ctx, s) => `/q/projects/${s.orgId}`,
+  },
+  {
+    name: 'GET /v1/projects (API key, 10,000 projects)',
+    path: '/v1/projects',
+    setup: seedProjects,
+    headers: (_ctx, s) => bearer(s.readKey),
+    compareTo: 'bare: projects list',
+    goal: PROJECT_GOAL,
+  },
+  {
+    name: 'bare: tasks list',
+    target: 'bare',
+    setup: seedProjects,
+    path: (_ctx, s) => `/q/tasks/${s.orgId}/${s.projectId}`,
+  },
+  {
+    name: 'GET /v1/projects/{id}/tasks (API key, 1,000 of 100,000)',
+    path: (_ctx, s) => `/v1/projects/${s.projectId}/tasks`,
+    setup: seedProjects,
+    headers: (_ctx, s) => bearer(s.readKey),
+    compareTo: 'bare: tasks list',
+    goal: PROJECT_GOAL,
+  },
+  {
+    name: 'bare: tasks list, large project',
+    target: 'bare',
+    setup: seedProjects,
+    path: (_ctx, s) => `/q/tasks/${s.orgId}/${s.largeProjectId}`,
+  },
+  {
+    // The same route on the project holding 10,000 tasks: the page's total (count(*) OVER ()) reads all of them.
+    name: 'GET /v1/projects/{id}/tasks (API key, large project: 10,000 tasks)',
+    path: (_ctx, s) => `/v1/projects/${s.largeProjectId}/tasks`,
+    setup: seedProjects,
+    headers: (_ctx, s) => bearer(s.readKey),
+    compareTo: 'bare: tasks list, large project',
+    goal: PROJECT_GOAL,
+  },
+  {
+    name: 'bare: task insert',
+    target: 'bare',
+    method: 'POST',
+    setup: seedProjects,
+    path: (_ctx, s) => `/q/task/${s.orgId}/${s.emptyProjectId}/${s.statusId}/${s.userId}`,
+    body: { title: 'Benchmark task' },
+  },
+  {
+    name: 'POST /v1/projects/{id}/tasks (API key)',
+    method: 'POST',
+    path: (_ctx, s) => `/v1/projects/${s.emptyProjectId}/tasks`,
+    setup: seedProjects,
+    headers: (_ctx, s) => bearer(s.writeKey),
+    body: { title: 'Benchmark task' },
+    compareTo: 'bare: task insert',
+    goal: CREATE_GOAL,
+  },
+);

@@ -11,14 +11,22 @@ export interface AuditEntry {
   orgId?: string;
 }
 
-/** Writes one audit row; call it with the transaction that makes the change, so both commit or neither. */
-export async function audit(sql: Sql, ctx: ServiceContext, e: AuditEntry): Promise<void> {
+/** The audit_log columns auditValues() fills, in its order. */
+export const AUDIT_COLUMNS = 'org_id, id, actor_user_id, actor_api_key_id, credential_kind, action, target_type, target_id, request_id, ip, details';
+
+/**
+ * The values of one audit row (for AUDIT_COLUMNS). audit() writes them; a write that must stay one statement
+ * (one round trip, no transaction) inserts them in a CTE of its own, so the row commits with the change.
+ */
+export function auditValues(ctx: ServiceContext, e: AuditEntry): unknown[] {
   const p = ctx.principal;
   const orgId = e.orgId ?? p?.orgId;
   if (!orgId) throw new Error('audit: no organization for the entry');
-  await sql.exec(
-    `INSERT INTO audit_log (org_id, id, actor_user_id, actor_api_key_id, credential_kind, action, target_type, target_id, request_id, ip, details)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [orgId, uuidv7(), p?.userId ?? null, p?.apiKeyId ?? null, p ? p.kind : 'system', e.action, e.targetType,
-      e.targetId ?? null, ctx.requestId, ctx.ip, e.details ?? {}]);
+  return [orgId, uuidv7(), p?.userId ?? null, p?.apiKeyId ?? null, p ? p.kind : 'system', e.action, e.targetType,
+    e.targetId ?? null, ctx.requestId, ctx.ip, e.details ?? {}];
+}
+
+/** Writes one audit row; call it with the transaction that makes the change, so both commit or neither. */
+export async function audit(sql: Sql, ctx: ServiceContext, e: AuditEntry): Promise<void> {
+  await sql.exec(`INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, auditValues(ctx, e));
 }

@@ -1,4 +1,5 @@
 import type { Sql } from '../../core/db/database.js';
+import { AUDIT_COLUMNS } from '../../core/audit.js';
 import type { ActivityRow, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow } from './tasks.schemas.js';
 
 /** Statuses a project sees: its own rows, plus the organization's rows whose key it does not override. */
@@ -11,25 +12,33 @@ const EFFECTIVE_STATUSES = `SELECT s.id, s.key, s.name, s.sort_order, s.is_done,
  * every one gets a plan for its own index). Page and total come back together. Exported for the EXPLAIN test.
  */
 export function listTasksSql(f: ListTasksFilter): { text: string; params: (p: { orgId: string; projectId: string; limit: number; offset: number } & ListTasksFilter) => unknown[] } {
-  const where: string[] = [];
+  const where: Array<(a: string) => string> = [];
   const order: Array<keyof ListTasksFilter> = [];
   let n = 4;
-  if (f.spec_id) { where.push(`AND t.spec_id = $${++n}`); order.push('spec_id'); }
-  if (f.assignee_id) { where.push(`AND t.assigned_to = $${++n}`); order.push('assignee_id'); }
+  if (f.spec_id) { const i = ++n; where.push((a) => `AND ${a}.spec_id = $${i}`); order.push('spec_id'); }
+  if (f.assignee_id) { const i = ++n; where.push((a) => `AND ${a}.assigned_to = $${i}`); order.push('assignee_id'); }
   if (f.status) {
-    where.push(`AND t.status_id IN (SELECT s.id FROM task_statuses s WHERE s.org_id = $1 AND s.key = $${++n} AND (s.project_id IS NULL OR s.project_id = $2))`);
+    const i = ++n;
+    where.push((a) => `AND ${a}.status_id IN (SELECT s.id FROM task_statuses s WHERE s.org_id = $1 AND s.key = $${i} AND (s.project_id IS NULL OR s.project_id = $2))`);
     order.push('status');
   }
+  const conds = (a: string) => `${a}.org_id = $1 AND ${a}.project_id = $2 ${where.map((w) => w(a)).join(' ')}`;
+  // The total is an uncorrelated subquery (once per statement, from the same index, without the rows' columns),
+  // not count(*) OVER () in the page's subquery, which fetches every matching row in full before LIMIT.
   const text = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
-      t.due_date, t.created_at, t.updated_at, t.total
-    FROM (SELECT t.org_id, t.id, t.project_id, t.spec_id, t.title, t.status_id, t.priority, t.assigned_to, t.due_date, t.created_at, t.updated_at,
-            count(*) OVER () AS total
-          FROM tasks t WHERE t.org_id = $1 AND t.project_id = $2 ${where.join(' ')}
+      t.due_date, t.created_at, t.updated_at, (SELECT count(*) FROM tasks c WHERE ${conds('c')}) AS total
+    FROM (SELECT t.org_id, t.id, t.project_id, t.spec_id, t.title, t.status_id, t.priority, t.assigned_to, t.due_date, t.created_at, t.updated_at
+          FROM tasks t WHERE ${conds('t')}
           ORDER BY t.id DESC LIMIT $3 OFFSET $4) t
     JOIN task_statuses s ON s.org_id = t.org_id AND s.id = t.status_id
     ORDER BY t.id DESC`;
   return { text, params: (p) => [p.orgId, p.projectId, p.limit, p.offset, ...order.map((k) => p[k])] };
 }
+
+type NewTaskProject = { is_active: boolean; status_id: string | null; status_key: string | null };
+const PROJECT_FOR_NEW_TASK = `SELECT p.is_active, st.id AS status_id, st.key AS status_key
+  FROM projects p LEFT JOIN LATERAL (SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHERE NOT e.is_done ORDER BY e.sort_order, e.key LIMIT 1) st ON true
+  WHERE p.org_id = $1 AND p.id = $2`;
 
 const TASK_SELECT = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
     t.due_date, t.created_at, t.updated_at, t.description, t.status_id, t.parent_task_id, t.created_by,
@@ -64,9 +73,29 @@ export const tasksRepo = {
 
   /** The project's state and the status a new task starts in (the first open status), in one round trip. */
   projectForNewTask: (sql: Sql, orgId: string, projectId: string) =>
-    sql.one<{ is_active: boolean; status_id: string | null; status_key: string | null }>(`SELECT p.is_active, st.id AS status_id, st.key AS status_key
-      FROM projects p LEFT JOIN LATERAL (SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHERE NOT e.is_done ORDER BY e.sort_order, e.key LIMIT 1) st ON true
-      WHERE p.org_id = $1 AND p.id = $2`, [orgId, projectId]),
+    sql.one<NewTaskProject>(PROJECT_FOR_NEW_TASK, [orgId, projectId]),
+
+  /**
+   * A task without references (no spec, assignee, parent or dependencies) in one statement, so one round trip and
+   * no transaction: finds the project and its first open status, and only when the project is active and has one,
+   * inserts the task, its `created` activity row (`newValue` plus the status key) and the audit row. Returns the
+   * project's state (undefined: no such project) and whether the task was written.
+   */
+  insertSimple: (sql: Sql, t: { orgId: string; id: string; projectId: string; title: string; description: string | null; priority: string;
+    dueDate: string | null; createdBy: string }, activity: { id: string; newValue: Record<string, unknown> }, a: Actor, auditRow: unknown[]) =>
+    sql.one<NewTaskProject & { inserted: boolean }>(`WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
+        INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
+        SELECT $1, $3, $2, $4, $5, proj.status_id, $6, $7, $8 FROM proj WHERE proj.is_active AND proj.status_id IS NOT NULL
+        RETURNING org_id, id
+      ), act AS (
+        INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
+        SELECT ins.org_id, $9, ins.id, 'created', NULL, NULL, $10::jsonb || jsonb_build_object('status', proj.status_key), $11, $12, $13 FROM ins, proj
+      ), aud AS (
+        INSERT INTO audit_log (${AUDIT_COLUMNS})
+        SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
+      ) SELECT proj.is_active, proj.status_id, proj.status_key, EXISTS (SELECT 1 FROM ins) AS inserted FROM proj`,
+    [t.orgId, t.projectId, t.id, t.title, t.description, t.priority, t.dueDate, t.createdBy, activity.id, JSON.stringify(activity.newValue),
+      a.userId, a.apiKeyId, a.kind, ...auditRow]),
 
   tasksProjects: (sql: Sql, orgId: string, ids: string[]) =>
     sql.query<{ id: string; project_id: string }>(`SELECT id, project_id FROM tasks WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]),

@@ -10,7 +10,10 @@ const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const IdParams = Type.Object({ id: Uuid });
-export const ResourceTypeParams = Type.Object({ resourceType: Type.String({ minLength: 1, maxLength: 40 }) });
+/** The six synced types (spec 4.12 leaves the sixth open: we chose `projects`). */
+export const ResourceTypeParams = Type.Object({
+  resourceType: Type.Union(['entities', 'relationships', 'documents', 'tasks', 'comments', 'projects'].map((t) => Type.Literal(t))),
+});
 
 export const SyncQuery = Type.Object({
   since: Type.Optional(Type.Integer({ minimum: 0, maximum: 8_640_000_000_000, description: 'epoch milliseconds; omit for a bulk download' })),
