@@ -51,7 +51,8 @@ export async function createTask(ctx: ServiceContext, input: { projectId: string
   const id = uuidv7();
   const dependsOn = input.depends_on ?? [];
   if (!input.spec_id && !input.assignee_id && !input.parent_task_id && !dependsOn.length && !mentionedEmails(input.description).length) {
-    return createSimpleTask(ctx, input, id, title);
+    const created = await createSimpleTask(ctx, input, id, title);
+    if (created) return created;
   }
   const { statusKey, mentioned } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const proj = await tasksRepo.projectForNewTask(sql, p.orgId, input.projectId);
@@ -81,9 +82,10 @@ export async function createTask(ctx: ServiceContext, input: { projectId: string
 
 /**
  * createTask for a task without references or mentions (the usual case): nothing to check but the project, so the
- * checks and all three writes are one statement (one round trip, no transaction). Same results, errors and events.
+ * checks and all three writes are one statement (one round trip, no transaction). Same results, errors and events;
+ * null sends the caller to the general path.
  */
-async function createSimpleTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput, id: string, title: string): Promise<string> {
+async function createSimpleTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput, id: string, title: string): Promise<string | null> {
   const p = actor(ctx);
   const priority = input.priority ?? 'medium';
   const values = {
@@ -101,7 +103,7 @@ async function createSimpleTask(ctx: ServiceContext, input: { projectId: string 
   });
   if (!r.inserted) {
     if (!r.status_id) throw new AppError('CONFLICT', 'The organization has no open task status to start a task in');
-    throw notFound('Project'); // archived or deleted in between: requireProject's 409 above covers the ordinary case
+    return null; // unarchived between the statement and requireProject: the general path decides
   }
   const data = { task_id: id, project_id: input.projectId, title };
   emit(ctx, 'task.created', id, { ...data, status_key: r.status_key!, priority, assigned_to: null });
