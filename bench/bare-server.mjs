@@ -15,10 +15,10 @@ import { listProjectsSql } from '../dist/areas/projects/projects.repo.js';
 import { listTasksSql } from '../dist/areas/projects/tasks.repo.js';
 // The platform's UUIDv7 (ordered ids keep index inserts at the right edge of the b-tree, as the platform's do).
 import { uuidv7 } from '../dist/core/ids.js';
+// For its side effect: the platform's pg type parsers (RFC 3339 timestamps, bigint as number), so rows are decoded
+// exactly as the platform decodes them.
+import '../dist/core/db/database.js';
 
-// The platform returns timestamps as RFC 3339 strings and bigints as numbers (src/core/db/database.ts); so does this.
-pg.types.setTypeParser(1184, (v) => new Date(v).toISOString());
-pg.types.setTypeParser(20, (v) => Number(v));
 
 const tasksDefault = listTasksSql({});
 const QUERIES = {

@@ -13,6 +13,9 @@
 //                      because PostgreSQL publishes a busy backend's counters up to 10 s late)
 //   BENCH_PROFILE      1 = run the platform under `node --cpu-prof`; the profile is written to bench/results/profiles/
 //                      when the platform stops (summarize it with `node bench/profile-summary.mjs <file>`)
+//   BENCH_RATE         requests/s for every scenario (autocannon overallRate; default 0 = as fast as possible). Server CPU
+//                      per request depends on load (a server woken for each request spends more per request than one
+//                      that finds a batch), so compare two routes' CPU us/req at the same BENCH_RATE, below both maxima
 //   BENCH_LOG_LEVEL    the platform's LOG_LEVEL (default warn; info adds Fastify's two log lines per request)
 //   BENCH_KEEP         1 = keep the temporary DATA_DIR and the external database (for looking at them afterwards)
 import autocannon from 'autocannon';
@@ -37,6 +40,7 @@ function num(v, dflt) {
 }
 const DURATION = num(process.env.BENCH_DURATION, 10);
 const CONNECTIONS = Math.max(1, Math.round(num(process.env.BENCH_CONNECTIONS, 50)));
+const RATE = num(process.env.BENCH_RATE, 0);
 const WARMUP = num(process.env.BENCH_WARMUP, Math.min(3, Math.max(1, Math.round(DURATION / 5))));
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 const KEEP = process.env.BENCH_KEEP === '1';
@@ -232,9 +236,50 @@ function cannon(opts) {
   });
 }
 
+/**
+ * A scenario with `run` instead of a load: its own client code (a sync client paging, WebSocket clients), timed,
+ * with the server's CPU and peak RSS around it. `run(ctx, data, baseUrl)` returns
+ * { requests, latencyMs?, non2xx?, note } (note: a line of its own figures, e.g. rows/s).
+ */
+async function measureRun(scn, ctx, target, data) {
+  const pid = target.proc.pid;
+  globalThis.gc?.();
+  await sleep(500);
+  const before = memoryOf(pid);
+  const peakReset = resetPeak(pid);
+  const stopSampling = sampleRss(pid, 100);
+  const cpu0 = cpuSecondsOf(pid);
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
+  const out = await scn.run(ctx, data, target.url);
+  const seconds = (performance.now() - t0) / 1000;
+  const own1 = process.cpuUsage(own0);
+  const cpu1 = cpuSecondsOf(pid);
+  const sampledKb = stopSampling();
+  const mem = memoryOf(pid);
+  const peakKb = mem ? (peakReset ? Math.max(mem.hwmKb, sampledKb) : sampledKb) : null;
+  const mb = (kb) => (kb ? Math.round(kb / 102.4) / 10 : null);
+  return {
+    name: scn.name, target: scn.target ?? 'platform', method: 'RUN', url: out.url ?? '', compareTo: 'baseline', goal: null,
+    connections: out.connections ?? 1, duration: Math.round(seconds * 10) / 10,
+    rps: out.requests / seconds, requestsTotal: out.requests,
+    latencyMs: { p50: null, p90: null, p99: null, avg: null, max: null, ...(out.latencyMs ?? {}) },
+    non2xx: out.non2xx ?? 0, errors: out.errors ?? 0, timeouts: 0, statusCodes: {},
+    rssBeforeMb: mb(before?.rssKb), peakRssMb: mb(peakKb),
+    peakRssSource: mem ? (peakReset ? 'VmHWM (reset before the scenario)' : 'VmRSS sampled every 100 ms') : 'unavailable',
+    serverCpuPercent: cpu0 !== null && cpu1 !== null ? Math.round(((cpu1 - cpu0) / seconds) * 100) : null,
+    serverCpuMicrosPerRequest: cpu0 !== null && cpu1 !== null && out.requests ? Math.round(((cpu1 - cpu0) * 1e6) / out.requests) : null,
+    clientCpuPercent: Math.round(((own1.user + own1.system) / 1e6 / seconds) * 100),
+    dbTransactionsPerRequest: null,
+    note: `${out.note}, ${Math.round((out.extra?.rows ?? out.requests) / seconds).toLocaleString('en-US')} ${out.extra?.rows !== undefined ? 'rows' : 'requests'}/s; server RSS ${mb(before?.rssKb) ?? '-'} MB before, peak ${mb(peakKb) ?? '-'} MB during`,
+    ...(out.extra ? { extra: out.extra } : {}),
+  };
+}
+
 async function measure(scn, ctx, servers) {
   const target = servers.targets[scn.target ?? 'platform'];
   const data = scn.setup ? await scn.setup(ctx) : undefined;
+  if (scn.run) return measureRun(scn, ctx, target, data);
   const duration = scn.duration ?? DURATION;
   const headers = { ...(value(scn.headers, ctx, data) ?? {}) };
   let body = value(scn.body, ctx, data);
@@ -244,6 +289,7 @@ async function measure(scn, ctx, servers) {
     method: scn.method ?? 'GET', headers, body,
     requests: value(scn.requests, ctx, data),
     connections: scn.connections ?? CONNECTIONS,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
     timeout: 10,
   };
   if (WARMUP > 0) await cannon({ ...opts, duration: WARMUP });
@@ -320,7 +366,7 @@ function finish(rows) {
     if (r.goal) {
       const ratioOk = (r.goal.minRatio === undefined || (r.ratioToBaseline !== null && r.ratioToBaseline >= r.goal.minRatio))
         && (r.goal.minBareRatio === undefined || (r.ratioToBare !== null && r.ratioToBare >= r.goal.minBareRatio));
-      const p99Ok = r.latencyMs.p99 < r.goal.maxP99Ms;
+      const p99Ok = r.latencyMs.p99 !== null && r.latencyMs.p99 < r.goal.maxP99Ms;
       r.goalResult = { pass: ratioOk && p99Ok && r.non2xx === 0 && r.errors === 0, ratioOk, p99Ok };
     }
   }
@@ -342,7 +388,7 @@ function printTable(kind, rows) {
       fmt(r.serverCpuMicrosPerRequest), pct(r.cpuRatioToBaseline), pct(r.cpuRatioToBare), `${r.clientCpuPercent}%`, ...(COUNT_QUERIES ? [fmt(r.dbTransactionsPerRequest, 3)] : [])]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  process.stdout.write(`\n${kind} PostgreSQL — ${CONNECTIONS} connections, ${DURATION} s per scenario (warm-up ${WARMUP} s)\n`);
+  process.stdout.write(`\n${kind} PostgreSQL — ${CONNECTIONS} connections, ${DURATION} s per scenario (warm-up ${WARMUP} s)${RATE ? `, at most ${RATE} req/s` : ''}\n`);
   process.stdout.write(line(head) + '\n' + widths.map((w) => '-'.repeat(w)).join('  ') + '\n');
   for (const b of body) process.stdout.write(line(b) + '\n');
   for (const r of rows) {
@@ -351,6 +397,7 @@ function printTable(kind, rows) {
       process.stdout.write(`WARNING ${r.name}: ${r.non2xx} non-2xx responses (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts: its figures do not measure the route\n`);
     }
   }
+  for (const r of rows) if (r.note) process.stdout.write(`INFO    ${r.name}: ${r.note}\n`);
   for (const r of rows) {
     if (!r.goalResult) continue;
     const g = r.goal;
@@ -413,7 +460,7 @@ for (const kind of DATABASES) {
 mkdirSync(resultsDir, { recursive: true });
 const out = {
   startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(),
-  settings: { logLevel: process.env.BENCH_LOG_LEVEL || 'warn', durationSeconds: DURATION, connections: CONNECTIONS, warmupSeconds: WARMUP, only: ONLY, countQueries: COUNT_QUERIES, profile: PROFILE },
+  settings: { logLevel: process.env.BENCH_LOG_LEVEL || 'warn', durationSeconds: DURATION, rate: RATE || null, connections: CONNECTIONS, warmupSeconds: WARMUP, only: ONLY, countQueries: COUNT_QUERIES, profile: PROFILE },
   machine: { ...machine, loadAvgAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
   databases: runs,
 };

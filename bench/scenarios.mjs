@@ -198,3 +198,88 @@ scenarios.push(
     goal: CREATE_GOAL,
   },
 );
+
+// ---------------------------------------------------------------- documents: search and offline sync (issue 4)
+//
+// Seed (once per database run): 100,000 documents in the bench tenant's organization, inserted in SQL already
+// indexed, with the search vector built exactly as the `documents.index` job builds it
+// (src/areas/documents/documents.repo.ts indexDocument: title weight A, content weight B, in the document's
+// language, english by default), is_indexed true and indexed_at set. Text: a vocabulary of 5,000 made-up words
+// (three syllables each), titles of 4 and contents of 60 words drawn with a skew (index = 5000 * random()^2), so a
+// few words are in most documents and most words in a few hundred to a few thousand: a mix of broad and narrow
+// searches, like real text. The search scenario rotates over 100 words drawn uniformly from the vocabulary.
+// The documents table's sync trigger fills sync_changes as the API would, so the same rows serve the sync scenario.
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'shi', 'vo', 'ber', 'dan', 'el', 'fin', 'gor', 'hal', 'ost', 'jun', 'kel', 'mar', 'nor', 'pel'];
+const VOCABULARY = [];
+for (const a of SYLLABLES) for (const b of SYLLABLES) for (const c of SYLLABLES) if (VOCABULARY.length < 5000) VOCABULARY.push(a + b + c);
+const SEARCH_TERMS = Array.from({ length: 100 }, (_, i) => VOCABULARY[(i * 2654435761) % VOCABULARY.length]);
+const DOCUMENT_COUNT = 100_000;
+
+async function seedDocuments(ctx) {
+  if (ctx.state.documents) return ctx.state.documents;
+  const t0 = Date.now();
+  const { orgId, userId } = ctx.tenant;
+  for (let done = 0; done < DOCUMENT_COUNT; done += 20_000) {
+    await ctx.sql(`INSERT INTO documents (org_id, id, title, content, content_type, language, search, is_indexed, indexed_at, created_by)
+      SELECT $1, app_uuidv7(), d.title, d.content, 'markdown', 'english',
+        setweight(to_tsvector('english'::regconfig, d.title), 'A') || setweight(to_tsvector('english'::regconfig, d.content), 'B'), true, now(), $2
+      FROM (SELECT g,
+              (SELECT string_agg(($3::text[])[1 + floor(5000 * random() ^ 2)::int], ' ') FROM generate_series(1, 4 + 0 * g)) AS title,
+              (SELECT string_agg(($3::text[])[1 + floor(5000 * random() ^ 2)::int], ' ') FROM generate_series(1, 60 + 0 * g)) AS content
+            FROM generate_series(1, 20000) g) d`, [orgId, userId, VOCABULARY]);
+  }
+  await ctx.sql('VACUUM ANALYZE documents');
+  await ctx.sql('VACUUM ANALYZE sync_changes');
+  ctx.log(`seeded ${DOCUMENT_COUNT} indexed documents in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  ctx.state.documents = { readKey: await ctx.createApiKey(ctx.tenant, ['documents:read']) };
+  return ctx.state.documents;
+}
+
+scenarios.push(
+  {
+    name: 'GET /v1/documents?search= (API key, 100,000 documents)',
+    setup: seedDocuments,
+    path: `/v1/documents?search=${SEARCH_TERMS[0]}`,
+    headers: (_ctx, s) => bearer(s.readKey),
+    requests: () => {
+      let i = 0;
+      return [{ setupRequest: (req) => ({ ...req, path: `/v1/documents?search=${SEARCH_TERMS[i++ % SEARCH_TERMS.length]}` }) }];
+    },
+    goal: { maxP99Ms: 100 },
+  },
+  {
+    // One client pulling every change since 0 (delta mode), 500 per page, following next_cursor to the end:
+    // rows/s, and the server's peak RSS against its RSS before (it must not grow with the row count).
+    name: 'GET /v1/sync/documents full delta sync (100,000 rows, pages of 500)',
+    setup: seedDocuments,
+    run: async (_ctx, s, baseUrl) => {
+      const latencies = [];
+      let rows = 0;
+      let pages = 0;
+      let non2xx = 0;
+      let cursor = null;
+      let bytes = 0;
+      do {
+        const t = performance.now();
+        const res = await fetch(`${baseUrl}/v1/sync/documents?since=0&limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: bearer(s.readKey) });
+        const text = await res.text();
+        latencies.push(performance.now() - t);
+        bytes += text.length;
+        pages++;
+        if (res.status !== 200) { non2xx++; break; }
+        const { data } = JSON.parse(text);
+        rows += data.items.length + data.deleted.length;
+        cursor = data.has_more ? data.next_cursor : null;
+      } while (cursor);
+      latencies.sort((a, b) => a - b);
+      const q = (p) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] * 10) / 10;
+      return {
+        requests: pages, non2xx, url: '/v1/sync/documents?since=0&limit=500',
+        latencyMs: { p50: q(0.5), p90: q(0.9), p99: q(0.99), max: q(1) },
+        extra: { rows, pages, bytes },
+        note: `${rows.toLocaleString('en-US')} rows in ${pages} pages (${(bytes / 1048576).toFixed(1)} MB of JSON)`,
+      };
+    },
+  },
+);

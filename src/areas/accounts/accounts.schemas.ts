@@ -45,6 +45,7 @@ export const MeOut = Type.Object({
   organization: Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), plan_tier: Type.String(), subscription_status: Type.String(), features: Type.Array(Type.String()), is_root: Type.Boolean() }),
   role: Type.String(),
   permissions: Type.Array(Type.String()),
+  credential_kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')], { description: 'Same as credential.kind' }),
   credential: Type.Object({
     kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')]),
     api_key_id: Type.Optional(Uuid), scopes: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),

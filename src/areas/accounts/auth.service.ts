@@ -172,6 +172,7 @@ export function me(ctx: ServiceContext) {
     organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus, features: p.org.features, is_root: p.org.isRoot },
     role: p.role,
     permissions: [...p.permissions].sort(),
+    credential_kind: p.kind,
     credential: p.kind === 'api_key'
       ? { kind: 'api_key' as const, api_key_id: p.apiKeyId, scopes: p.scopes, legacy: p.legacyKey }
       : { kind: 'user' as const, session_id: p.sessionId, mfa_at: p.mfaAt ?? null, legacy: false },

@@ -39,6 +39,37 @@ describe('POST /v1/projects/{projectId}/tasks', () => {
     expect(plain.status_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('the one-statement path (no references) and the general path write the same rows; archived 409, no open status 409', async () => {
+    const p = await createProject(t.app, a);
+    const simple = await createTask(t.app, a, p.id, { title: ' Plain ', description: 'no mentions', priority: 'low', due_date: '2030-01-01T00:00:00Z' });
+    const general = await createTask(t.app, a, p.id, { title: ' Plain ', description: 'no mentions', priority: 'low', due_date: '2030-01-01T00:00:00Z', assignee_id: a.userId });
+    const sys = t.platform.db.sys;
+    for (const id of [simple, general]) {
+      const assigned_to = id === general ? a.userId : null; // an assignee takes the general path (membership check)
+      expect(await task(id)).toMatchObject({ title: 'Plain', description: 'no mentions', priority: 'low', status_key: 'todo', due_date: '2030-01-01T00:00:00.000Z', created_by: a.userId, assigned_to });
+      const act = await sys.query<{ action: string; new_value: unknown; actor_kind: string }>(`SELECT action, new_value, actor_kind FROM task_activity WHERE org_id = $1 AND task_id = $2`, [a.orgId, id]);
+      expect(act).toEqual([{ action: 'created', actor_kind: 'user', new_value: {
+        title: 'Plain', description: 'no mentions', status: 'todo', priority: 'low', assigned_to, due_date: '2030-01-01T00:00:00.000Z',
+        spec_id: null, parent_task_id: null, depends_on: [] } }]);
+      const aud = await sys.query(`SELECT action, target_type, credential_kind, details FROM audit_log WHERE org_id = $1 AND target_id = $2`, [a.orgId, id]);
+      expect(aud).toEqual([{ action: 'task.created', target_type: 'task', credential_kind: 'user', details: { project_id: p.id, title: 'Plain' } }]);
+    }
+    const created = events.filter((e) => e.type === 'task.created' && [simple, general].includes(e.targetId!));
+    expect(created.map((e) => e.data)).toEqual([simple, general].map((id) => ({ task_id: id, project_id: p.id, title: 'Plain', status_key: 'todo', priority: 'low', assigned_to: id === general ? a.userId : null })));
+
+    await req('PUT', `/v1/projects/${p.id}`, { is_active: false });
+    const before = await sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1 AND project_id = $2`, [a.orgId, p.id]);
+    const e = errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'late' }), 409, 'CONFLICT');
+    expect(e.details).toMatchObject({ code: 'PROJECT_ARCHIVED' });
+    expect(await sys.one(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1 AND project_id = $2`, [a.orgId, p.id])).toEqual(before);
+
+    const c = await newTenant(t.app);
+    const q = await createProject(t.app, c);
+    await sys.exec(`UPDATE task_statuses SET is_done = true WHERE org_id = $1`, [c.orgId]);
+    errorOf(await req('POST', `/v1/projects/${q.id}/tasks`, { title: 'x' }, c), 409, 'CONFLICT');
+    expect(await sys.one(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1`, [c.orgId])).toEqual({ n: 0 });
+  });
+
   it('404 for an unknown or foreign project; 400 for bad bodies; 403 for a viewer', async () => {
     const p = await createProject(t.app, a);
     errorOf(await req('POST', `/v1/projects/${RANDOM}/tasks`, { title: 'x' }), 404, 'NOT_FOUND');
