@@ -238,7 +238,8 @@ function cannon(opts) {
 
 /**
  * A scenario with `run` instead of a load: its own client code (a sync client paging, WebSocket clients), timed,
- * with the server's CPU and peak RSS around it. `run(ctx, data, baseUrl)` returns
+ * with the server's CPU and peak RSS around it. `run(ctx, data, baseUrl, { rssMb })` (rssMb(): the server's RSS
+ * now) returns
  * { requests, latencyMs?, non2xx?, note } (note: a line of its own figures, e.g. rows/s).
  */
 async function measureRun(scn, ctx, target, data) {
@@ -251,7 +252,8 @@ async function measureRun(scn, ctx, target, data) {
   const cpu0 = cpuSecondsOf(pid);
   const own0 = process.cpuUsage();
   const t0 = performance.now();
-  const out = await scn.run(ctx, data, target.url);
+  const rssMb = () => { const m = memoryOf(pid); return m ? Math.round(m.rssKb / 102.4) / 10 : null; };
+  const out = await scn.run(ctx, data, target.url, { rssMb });
   const seconds = (performance.now() - t0) / 1000;
   const own1 = process.cpuUsage(own0);
   const cpu1 = cpuSecondsOf(pid);

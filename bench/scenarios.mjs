@@ -253,8 +253,9 @@ scenarios.push(
     // rows/s, and the server's peak RSS against its RSS before (it must not grow with the row count).
     name: 'GET /v1/sync/documents full delta sync (100,000 rows, pages of 500)',
     setup: seedDocuments,
-    run: async (_ctx, s, baseUrl) => {
+    run: async (_ctx, s, baseUrl, server) => {
       const latencies = [];
+      const rssAt = []; // the server's RSS after every 20,000 rows: flat, or growing with the row count?
       let rows = 0;
       let pages = 0;
       let non2xx = 0;
@@ -269,7 +270,9 @@ scenarios.push(
         pages++;
         if (res.status !== 200) { non2xx++; break; }
         const { data } = JSON.parse(text);
+        const before = rows;
         rows += data.items.length + data.deleted.length;
+        if (Math.floor(rows / 20_000) > Math.floor(before / 20_000)) rssAt.push(server.rssMb());
         cursor = data.has_more ? data.next_cursor : null;
       } while (cursor);
       latencies.sort((a, b) => a - b);
@@ -277,8 +280,8 @@ scenarios.push(
       return {
         requests: pages, non2xx, url: '/v1/sync/documents?since=0&limit=500',
         latencyMs: { p50: q(0.5), p90: q(0.9), p99: q(0.99), max: q(1) },
-        extra: { rows, pages, bytes },
-        note: `${rows.toLocaleString('en-US')} rows in ${pages} pages (${(bytes / 1048576).toFixed(1)} MB of JSON)`,
+        extra: { rows, pages, bytes, rssMbEvery20000Rows: rssAt },
+        note: `${rows.toLocaleString('en-US')} rows in ${pages} pages (${(bytes / 1048576).toFixed(1)} MB of JSON); server RSS after every 20,000 rows: ${rssAt.join(', ')} MB`,
       };
     },
   },

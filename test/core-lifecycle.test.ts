@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 240_000;
@@ -98,6 +99,17 @@ describe('server process', () => {
     expect(health.body).toMatchObject({ success: true, data: { status: 'ok', database: 'ok' } });
     const reg = await api(s, 'POST', '/v1/auth/register', { email, password, name: 'Life', organization_name: 'Lifecycle Org' });
     expect(reg.status).toBe(201);
+    // Request connections log in as the application role itself, not as the owner switching roles.
+    const token = (reg.body.data as { access_token: string }).access_token;
+    const current = await fetch(`http://127.0.0.1:${s.port}/v1/organizations/current`, { headers: { authorization: `Bearer ${token}` } });
+    expect(current.status).toBe(200);
+    const owner = new pg.Client({ connectionString: `postgres://postgres:${readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim()}@127.0.0.1:${readFileSync(path.join(dataDir, 'pg-port'), 'utf8').trim()}/postgres` });
+    await owner.connect();
+    const logins = (await owner.query(`SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = 'postgres' AND application_name = 'platform-api'`)).rows.map((r) => r.usename);
+    const super_ = (await owner.query(`SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = 'platform_app'`)).rows[0];
+    await owner.end();
+    expect(logins).toContain('platform_app');
+    expect(super_).toEqual({ rolsuper: false, rolbypassrls: false, rolcanlogin: true });
 
     s.child.kill('SIGTERM');
     const exit = await s.exited;

@@ -15,6 +15,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Optional login of the platform_app role on DATABASE_URL's server (closes RESET ROLE to the owner). */
+  databaseAppUrl: string | null;
   /** Port of the embedded PostgreSQL server (0 = pick a free one). */
   embeddedPgPort: number;
   nodeEnv: string;
@@ -67,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || null,
+    databaseAppUrl: env.DATABASE_APP_URL || null,
     embeddedPgPort: int(env.EMBEDDED_PG_PORT, 0),
     nodeEnv,
     logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from './config.js';
 import type { Platform } from './context.js';
-import { Database } from './db/database.js';
+import pg from 'pg';
+import { APP_ROLE, Database } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { SecretBox } from './crypto.js';
@@ -30,6 +31,25 @@ function encryptionKey(config: Config): Buffer {
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 }
 
+/**
+ * On the embedded server the request pool logs in as the application role itself (password kept in DATA_DIR),
+ * so a request's connection never holds the owner's rights, not even after a RESET ROLE.
+ */
+async function enableAppLogin(ownerUrl: string, dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'pg-app-password');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('hex'), { mode: 0o600 });
+  const password = readFileSync(file, 'utf8').trim();
+  const client = new pg.Client({ connectionString: ownerUrl });
+  await client.connect();
+  try {
+    await client.query(`ALTER ROLE ${APP_ROLE} WITH LOGIN PASSWORD ${client.escapeLiteral(password)}`);
+  } finally { await client.end(); }
+  const u = new URL(ownerUrl);
+  u.username = APP_ROLE;
+  u.password = password;
+  return u.toString();
+}
+
 /** Starts the database (embedded unless DATABASE_URL), applies migrations and builds the shared runtime. */
 export async function startPlatform(config: Config, log: Platform['log']): Promise<RunningPlatform> {
   let embedded: EmbeddedPg | null = null;
@@ -40,7 +60,8 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
   }
   try {
     await migrate(url, (m) => log.info({}, m));
-    const db = new Database({ url, poolSize: config.dbPoolSize });
+    const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
+    const db = new Database({ url, poolSize: config.dbPoolSize, appUrl });
     const box = new SecretBox(encryptionKey(config));
     const signer = await TokenSigner.load(db, box);
     const rateLimitStore = new MemoryRateLimitStore();

@@ -51,7 +51,13 @@ function wrap(client: pg.PoolClient | pg.Pool): Sql {
   };
 }
 
-export interface DatabaseOptions { url: string; poolSize: number; appName?: string }
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  appName?: string;
+  /** A login of APP_ROLE itself: requests then cannot leave the role at all (no RESET ROLE to the owner). */
+  appUrl?: string | null;
+}
 
 /**
  * Two pools over one database: `system` connects as the schema owner (migrations, sign-in lookups, jobs);
@@ -67,7 +73,9 @@ export class Database {
     this.system = new pg.Pool({ ...base, max: Math.max(4, Math.ceil(opts.poolSize / 3)) });
     // The role is a startup parameter: a connection that cannot take it fails to open, instead of silently
     // running as the owner (which bypasses row-level security), and no extra round trip is spent on SET ROLE.
-    this.app = new pg.Pool({ ...base, max: opts.poolSize, options: `-c role=${APP_ROLE}` });
+    this.app = opts.appUrl
+      ? new pg.Pool({ connectionString: opts.appUrl, application_name: base.application_name, max: opts.poolSize })
+      : new pg.Pool({ ...base, max: opts.poolSize, options: `-c role=${APP_ROLE}` });
     const swallow = () => {}; // idle-client errors (server restart) are reported on the next use
     this.system.on('error', swallow);
     this.app.on('error', swallow);
