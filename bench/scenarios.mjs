@@ -286,3 +286,70 @@ scenarios.push(
     },
   },
 );
+
+// ---------------------------------------------------------------- collaboration fan-out (issue 4)
+//
+// 51 stock y-websocket clients (the `y-websocket` WebsocketProvider, as a browser editor uses it) on one document
+// through /v1/collaboration/ws/{documentId}?ticket=...: one writer appends to the Y.Text `content` 200 times, one
+// update at a time; each update's latency is the time from the writer's local change to its arrival in each of
+// the 50 other clients (50 samples per update, 10,000 in all). Goal: p99 < 50 ms.
+const FANOUT_CLIENTS = 50;
+const FANOUT_UPDATES = 200;
+
+scenarios.push({
+  name: 'collaboration fan-out (1 update -> 50 y-websocket clients)',
+  setup: async (ctx) => {
+    const token = await ctx.freshToken(ctx.tenant);
+    const doc = await ctx.api.post('/v1/documents', { title: 'Fan-out', content: 'Start.' }, { token, expect: 201 });
+    return { token, documentId: doc.data.id };
+  },
+  goal: { maxP99Ms: 50 },
+  run: async (ctx, s, baseUrl) => {
+    const [{ WebsocketProvider }, Y, { default: WebSocket }] = await Promise.all([import('y-websocket'), import('yjs'), import('ws')]);
+    const wsBase = baseUrl.replace(/^http/, 'ws');
+    const token = await ctx.freshToken(ctx.tenant);
+    const ticket = async (scope) => (await ctx.api.post('/v1/collaboration/ticket', { scope }, { token })).data.ticket;
+    const open = async (scope) => {
+      const doc = new Y.Doc();
+      const provider = new WebsocketProvider(`${wsBase}/v1/collaboration/ws`, s.documentId, doc,
+        { WebSocketPolyfill: WebSocket, params: { ticket: await ticket(scope) }, disableBc: true, maxBackoffTime: 500 });
+      return { doc, provider, text: doc.getText('content') };
+    };
+    const writer = await open('write');
+    const readers = [];
+    for (let i = 0; i < FANOUT_CLIENTS; i++) readers.push(await open('read'));
+    const all = [writer, ...readers];
+    const deadline = Date.now() + 30_000;
+    while (!all.every((c) => c.provider.synced)) {
+      if (Date.now() > deadline) throw new Error('the clients did not all sync within 30 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const latencies = [];
+    let lost = 0;
+    try {
+      for (let u = 0; u < FANOUT_UPDATES; u++) {
+        const marker = ` u${u}`;
+        const pending = readers.map((c) => new Promise((resolve) => {
+          let observing = false;
+          let timer = null;
+          const done = (t) => { if (observing) c.text.unobserve(check); observing = false; clearTimeout(timer); resolve(t); };
+          function check() { if (c.text.toString().endsWith(marker)) { done(performance.now()); return true; } return false; }
+          if (!check()) { c.text.observe(check); observing = true; timer = setTimeout(() => done(null), 5000); }
+        }));
+        const t0 = performance.now();
+        writer.text.insert(writer.text.length, marker);
+        for (const t of await Promise.all(pending)) { if (t === null) lost++; else latencies.push(t - t0); }
+      }
+    } finally {
+      for (const c of all) c.provider.destroy();
+    }
+    latencies.sort((a, b) => a - b);
+    const q = (p) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] * 10) / 10 : null);
+    return {
+      requests: latencies.length, unit: 'deliveries', errors: lost, connections: FANOUT_CLIENTS + 1,
+      url: `/v1/collaboration/ws/${s.documentId}`,
+      latencyMs: { p50: q(0.5), p90: q(0.9), p99: q(0.99), max: q(1) },
+      note: `${FANOUT_UPDATES} updates x ${FANOUT_CLIENTS} clients: ${latencies.length} deliveries, ${lost} not delivered within 5 s; delivery p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms`,
+    };
+  },
+});
