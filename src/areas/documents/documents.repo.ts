@@ -92,14 +92,15 @@ const ORDER: Record<string, Record<string, string>> = {
  */
 export async function listDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<DocumentRow[]> {
   const search = f.tsquery !== undefined;
+  // Matches come from documents_search_matches() (migration 0045), which can use the GIN index under RLS.
   const q = `(to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4))`;
-  const text = `SELECT ${LIST_COLS}, ${search ? `ts_rank(search, ${q})` : '0'}::float8 AS rank, count(*) OVER () AS total
-    FROM documents
+  const text = `SELECT ${LIST_COLS}, ${search ? 'm.match_rank' : '0'}::float8 AS rank, count(*) OVER () AS total
+    FROM documents ${search ? `JOIN documents_search_matches(${q}) m ON m.match_id = documents.id` : ''}
     WHERE org_id = $1
       AND ($2::uuid IS NULL OR project_id = $2)
       AND ($3::uuid IS NULL OR parent_id = $3)
       AND ($6::text IS NULL OR kind = $6)
-      ${search ? `AND search @@ ${q}` : 'AND $4::text IS NULL AND $5::text IS NULL'}
+      ${search ? '' : 'AND $4::text IS NULL AND $5::text IS NULL'}
     ORDER BY ${ORDER[f.sortBy][f.sortOrder]}
     LIMIT $7 OFFSET $8`;
   return sql.query<DocumentRow>(text, [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null, f.limit, f.offset]);
@@ -107,9 +108,11 @@ export async function listDocuments(sql: Sql, orgId: string, f: ListFilter): Pro
 
 export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<number> {
   const search = f.tsquery !== undefined;
-  const r = await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents WHERE org_id = $1
+  const r = await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents
+      ${search ? `JOIN documents_search_matches(to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4)) m ON m.match_id = documents.id` : ''}
+      WHERE org_id = $1
       AND ($2::uuid IS NULL OR project_id = $2) AND ($3::uuid IS NULL OR parent_id = $3) AND ($6::text IS NULL OR kind = $6)
-      ${search ? `AND search @@ (to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4))` : 'AND $4::text IS NULL AND $5::text IS NULL'}`,
+      ${search ? '' : 'AND $4::text IS NULL AND $5::text IS NULL'}`,
   [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null]);
   return r?.n ?? 0;
 }

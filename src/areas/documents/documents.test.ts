@@ -113,6 +113,18 @@ describe('document library', () => {
     expect((await get(b, '/v1/documents?search=kubernetes')).json().data.items).toEqual([]);
   });
 
+  it('search matches come from a definer function that still filters by the bound organization', async () => {
+    const c = await newTenant(t.app);
+    const d = (await post(c, { title: 'Zyxwvut quarterly', content: 'private' })).json().data;
+    await indexed(c, d.id);
+    // The function bypasses the policy by design (so the GIN index is usable); its own filter must hold.
+    const own = await t.platform.db.tenant(c.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_matches(to_tsquery('simple', 'zyxwvut'))`));
+    const other = await t.platform.db.tenant(b.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_matches(to_tsquery('simple', 'zyxwvut'))`));
+    expect(own).toEqual([{ match_id: d.id }]);
+    expect(other).toEqual([]);
+    expect((await get(b, '/v1/documents?search=zyxwvut')).json().pagination.total).toBe(0);
+  });
+
   it('searches other languages with metadata.language and ?language', async () => {
     const c = await newTenant(t.app);
     const de = (await post(c, { title: 'Häuser', content: 'Die Häuser am See', metadata: { language: 'de' } })).json().data;
