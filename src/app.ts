@@ -47,9 +47,11 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
   installErrorHandler(app);
   registerRouteDefaults(app);
   await installOpenApi(app);
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: req.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
-  });
+  if ((app.log as unknown as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('info') ?? true) {
+    app.addHook('onResponse', async (req, reply) => {
+      req.log.info({ method: req.method, url: req.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+    });
+  }
   // Without an allowlist no browser origin may call, and server-to-server calls need no CORS: skip the plugin.
   if (config.corsOrigins.length > 0) await app.register(cors, {
     // Browsers get CORS headers only for allowlisted origins; calls without Origin (servers) are untouched.

@@ -20,14 +20,14 @@ function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | 
   return principal.apiKeyId ? `k:${principal.apiKeyId}` : `s:${principal.sessionId}`;
 }
 
-async function applyRateLimit(platform: Platform, req: FastifyRequest, reply: FastifyReply, needs: RouteNeeds, principal: Principal | null) {
+async function applyRateLimit(platform: Platform, req: FastifyRequest, reply: FastifyReply, needs: RouteNeeds, principal: Principal | null, routeUrl: string | null) {
   if (needs.rateLimit === false) return;
   const rl = needs.rateLimit ?? {};
   const max = rl.max ?? platform.config.rateLimit.max;
   const windowMs = rl.windowMs ?? platform.config.rateLimit.windowMs;
   let result: { count: number; resetAtMs: number };
   try {
-    const route = req.is404 ? '(no route)' : `${req.method} ${req.routeOptions.url}`;
+    const route = routeUrl === null ? '(no route)' : `${req.method} ${routeUrl}`;
     result = await platform.rateLimitStore.hit(`${route}|${rateKey(req, needs, principal)}`, windowMs);
   } catch (err) {
     if (rl.failClosed) throw new AppError('SERVICE_UNAVAILABLE', 'Rate limiter is unavailable; retry shortly', undefined, { headers: { 'Retry-After': '1' } });
@@ -90,8 +90,10 @@ export function installGuard(app: FastifyInstance, platform: Platform): void {
     req.ctx = { platform, principal: null, requestId: req.id, ip: req.ip, userAgent: req.headers['user-agent'] ?? null };
     reply.header('X-Request-Id', req.id);
     // Unknown routes share one budget per caller, and their 404 carries the rate-limit headers like every response.
-    if (req.is404) { await applyRateLimit(platform, req, reply, {}, null); return; }
-    const needs = req.routeOptions.config as RouteNeeds;
+    if (req.is404) { await applyRateLimit(platform, req, reply, {}, null, null); return; }
+    // Fastify builds a new object on every read of request.routeOptions: read it once.
+    const routeOptions = req.routeOptions;
+    const needs = routeOptions.config as RouteNeeds;
     let principal: Principal | null = null;
     let authError: unknown = null;
     if (needs.auth !== 'public') {
@@ -99,7 +101,7 @@ export function installGuard(app: FastifyInstance, platform: Platform): void {
         principal = await platform.credentials.resolve(bearerToken(req.headers.authorization));
       } catch (err) { authError = err; }
     }
-    await applyRateLimit(platform, req, reply, needs, principal);
+    await applyRateLimit(platform, req, reply, needs, principal, routeOptions.url ?? null);
     if (authError) throw authError;
     if (!principal) return;
     req.principal = principal;
