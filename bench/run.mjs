@@ -20,7 +20,7 @@
 //   BENCH_KEEP         1 = keep the temporary DATA_DIR and the external database (for looking at them afterwards)
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -220,6 +220,31 @@ function cpuSecondsOf(pid) {
   } catch { return null; }
 }
 
+/**
+ * CPU ticks of every PostgreSQL process, by pid on this machine (processes named "postgres": the embedded server's and a
+ * local DATABASE_URL server's backends). A pool's backends live for the whole scenario, so their ticks add up.
+ */
+function databaseCpuTicks() {
+  const ticks = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1].split(' ');
+      ticks.set(entry, Number(fields[11]) + Number(fields[12]));
+    } catch { /* exited meanwhile */ }
+  }
+  return ticks;
+}
+
+/** CPU seconds PostgreSQL spent between two databaseCpuTicks() readings (a process that exited meanwhile is not counted). */
+function databaseCpuSecondsBetween(before, after) {
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
+  return ticks / 100;
+}
+
 // PostgreSQL publishes a busy backend's statistics at most once a second, and up to 10 s late when it goes idle.
 const STATS_DELAY_MS = 11_000;
 
@@ -303,10 +328,12 @@ async function measure(scn, ctx, servers) {
   const peakReset = resetPeak(pid);
   const stopSampling = sampleRss(pid);
   const cpu0 = cpuSecondsOf(pid);
+  const db0 = databaseCpuTicks();
   const own0 = process.cpuUsage();
   const r = await cannon({ ...opts, duration });
   const own1 = process.cpuUsage(own0);
   const cpu1 = cpuSecondsOf(pid);
+  const db1 = databaseCpuTicks();
   const sampledKb = stopSampling();
   const mem = memoryOf(pid);
   let dbTransactionsPerRequest = null;
@@ -332,6 +359,8 @@ async function measure(scn, ctx, servers) {
     serverCpuMicrosPerRequest: cpu0 !== null && cpu1 !== null && r.requests.total ? Math.round(((cpu1 - cpu0) * 1e6) / r.requests.total) : null,
     // autocannon's own CPU (this process): near 100% means the client, not the server, set the pace
     clientCpuPercent: Math.round(((own1.user + own1.system) / 1e6 / duration) * 100),
+    // PostgreSQL's CPU time per request (every postgres process on the machine)
+    dbCpuMicrosPerRequest: r.requests.total ? Math.round((databaseCpuSecondsBetween(db0, db1) * 1e6) / r.requests.total) : null,
     dbTransactionsPerRequest,
   };
 }
@@ -383,13 +412,13 @@ const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-
 const pct = (n) => (n === null || n === undefined ? '-' : `${Math.round(n * 100)}%`);
 
 function printTable(kind, rows) {
-  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'x hello', 'x bare', 'non-2xx', 'peak RSS MB', 'server CPU', 'CPU us/req', 'x hello CPU', 'x bare CPU', 'client CPU'];
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'x hello', 'x bare', 'non-2xx', 'peak RSS MB', 'server CPU', 'CPU us/req', 'x hello CPU', 'x bare CPU', 'db CPU us/req', 'client CPU'];
   if (COUNT_QUERIES) head.push('db xact/req');
   const body = rows.map((r) => r.error
     ? [r.name, 'ERROR', ...head.slice(2).map(() => '')]
     : [r.name, fmt(r.rps), fmt(r.latencyMs.p50, 1), fmt(r.latencyMs.p99, 1), pct(r.ratioToBaseline), pct(r.ratioToBare),
       String(r.non2xx + r.errors + r.timeouts), fmt(r.peakRssMb, 1), r.serverCpuPercent === null ? '-' : `${r.serverCpuPercent}%`,
-      fmt(r.serverCpuMicrosPerRequest), pct(r.cpuRatioToBaseline), pct(r.cpuRatioToBare), `${r.clientCpuPercent}%`, ...(COUNT_QUERIES ? [fmt(r.dbTransactionsPerRequest, 3)] : [])]);
+      fmt(r.serverCpuMicrosPerRequest), pct(r.cpuRatioToBaseline), pct(r.cpuRatioToBare), fmt(r.dbCpuMicrosPerRequest), `${r.clientCpuPercent}%`, ...(COUNT_QUERIES ? [fmt(r.dbTransactionsPerRequest, 3)] : [])]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   process.stdout.write(`\n${kind} PostgreSQL — ${CONNECTIONS} connections, ${DURATION} s per scenario (warm-up ${WARMUP} s)${RATE ? `, at most ${RATE} req/s` : ''}\n`);

@@ -8,6 +8,7 @@ import { installJsonParser } from './core/http/json-parser.js';
 import { frameworkErrorHandler, installErrorHandler } from './core/http/error-handler.js';
 import { installGuard } from './core/http/guard.js';
 import { installOpenApi, registerRouteDefaults, type RegisteredRoute } from './core/http/openapi.js';
+import { serializerSchemaController } from './core/http/serialization.js';
 import { AREAS } from './areas/index.js';
 
 export type App = FastifyInstance;
@@ -39,6 +40,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 500 },
     frameworkErrors: frameworkErrorHandler,
+    schemaController: serializerSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('platform', platform);

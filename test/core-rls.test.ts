@@ -96,6 +96,20 @@ describe('queries as the app role', () => {
     expect(leaks).toEqual([]);
   });
 
+  it('the tenant policy is an index condition of its own, not a per-row gate over the scan', async () => {
+    // With `org_id = app_current_org()` next to the statement's own `org_id = $1`, PostgreSQL merged the two into a
+    // one-time filter on a Result node that every scanned row passed through (migration 0046).
+    const plan = await t.platform.db.tenant(a.orgId, async (sql) => {
+      await sql.query('SET enable_seqscan = off'); // a test database is tiny; the plan shape of a real one is the point
+      try {
+        return (await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT count(*) FROM memberships WHERE org_id = '${a.orgId}'`)).map((r) => r['QUERY PLAN']).join('\n');
+      } finally { await sql.query('RESET enable_seqscan'); }
+    });
+    expect(plan).not.toContain('One-Time Filter');
+    expect(plan).toMatch(/Index (Only )?Scan/);
+    expect(plan).toMatch(/Index Cond: .*ANY \(ARRAY\[.*current_setting\('app\.org_id'/);
+  });
+
   it('A sees its own rows (the policy is not simply "nothing")', async () => {
     const orgs = await t.platform.db.tenant(a.orgId, (sql) => sql.query<{ id: string }>(`SELECT id FROM organizations`));
     expect(orgs.map((o) => o.id)).toEqual([a.orgId]);

@@ -79,41 +79,57 @@ export interface ListFilter {
   sortBy: 'relevance' | 'created_at' | 'updated_at' | 'title'; sortOrder: 'asc' | 'desc'; limit: number; offset: number;
 }
 
+/** ORDER BY of the plain list (columns of documents). */
 const ORDER: Record<string, Record<string, string>> = {
-  relevance: { desc: 'rank DESC, updated_at DESC, id DESC', asc: 'rank ASC, updated_at ASC, id ASC' },
   created_at: { desc: 'created_at DESC, id DESC', asc: 'created_at ASC, id ASC' },
   updated_at: { desc: 'updated_at DESC, id DESC', asc: 'updated_at ASC, id ASC' },
   title: { desc: 'lower(title) DESC, id DESC', asc: 'lower(title) ASC, id ASC' },
 };
+/** ORDER BY of a search (columns of documents_search_candidates(), prefixed `m`). */
+const SEARCH_ORDER: Record<string, Record<string, string>> = {
+  relevance: { desc: 'm.match_rank DESC, m.match_updated_at DESC, m.match_id DESC', asc: 'm.match_rank ASC, m.match_updated_at ASC, m.match_id ASC' },
+  created_at: { desc: 'm.match_created_at DESC, m.match_id DESC', asc: 'm.match_created_at ASC, m.match_id ASC' },
+  updated_at: { desc: 'm.match_updated_at DESC, m.match_id DESC', asc: 'm.match_updated_at ASC, m.match_id ASC' },
+  title: { desc: 'm.match_title_key DESC, m.match_id DESC', asc: 'm.match_title_key ASC, m.match_id ASC' },
+};
+
+const FILTERS = (a: string) => `${a}.org_id = $1 AND ($2::uuid IS NULL OR ${a}.project_id = $2) AND ($3::uuid IS NULL OR ${a}.parent_id = $3) AND ($4::text IS NULL OR ${a}.kind = $4)`;
+
+/** The list statement of a filter: plain or search (exported for tests). */
+export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sortOrder'>): string {
+  if (f.tsquery === undefined) {
+    // The total is an uncorrelated subquery (once, from an index), not count(*) OVER (), which would read every
+    // document of the organization in full before LIMIT.
+    return `SELECT ${LIST_COLS}, 0::float8 AS rank, (SELECT count(*) FROM documents c WHERE ${FILTERS('c')}) AS total
+      FROM documents d WHERE ${FILTERS('d')}
+      ORDER BY ${ORDER[f.sortBy][f.sortOrder]} LIMIT $5 OFFSET $6`;
+  }
+  // Matches come from documents_search_candidates() (migrations 0045, 0048): one GIN scan under the tenant rule,
+  // with rank and sort keys; they are counted, sorted and paged, and only the page is read from documents.
+  const order = SEARCH_ORDER[f.sortBy][f.sortOrder];
+  return `WITH page AS (
+      SELECT m.match_id, m.match_rank, count(*) OVER () AS total, row_number() OVER (ORDER BY ${order}) AS n
+        FROM documents_search_candidates(app_search_query($8::regconfig, $7), $2, $3, $4) m
+       ORDER BY ${order} LIMIT $5 OFFSET $6)
+    SELECT ${LIST_COLS}, page.match_rank::float8 AS rank, page.total
+      FROM page JOIN documents d ON d.org_id = $1 AND d.id = page.match_id
+     ORDER BY page.n`;
+}
 
 /**
- * One statement: filters, optional ranked full-text match (the query parsed in the caller's language and
- * in `simple`, OR-ed, so stemmed and exact words both match), the total by window function, one page.
+ * One statement: filters, optional ranked full-text match (the query parsed in the caller's language and in
+ * `simple`, so stemmed and exact words both match), the total, one page.
  */
 export async function listDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<DocumentRow[]> {
-  const search = f.tsquery !== undefined;
-  // Matches come from documents_search_matches() (migration 0045), which can use the GIN index under RLS.
-  const q = `(to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4))`;
-  const text = `SELECT ${LIST_COLS}, ${search ? 'm.match_rank' : '0'}::float8 AS rank, count(*) OVER () AS total
-    FROM documents ${search ? `JOIN documents_search_matches(${q}) m ON m.match_id = documents.id` : ''}
-    WHERE org_id = $1
-      AND ($2::uuid IS NULL OR project_id = $2)
-      AND ($3::uuid IS NULL OR parent_id = $3)
-      AND ($6::text IS NULL OR kind = $6)
-      ${search ? '' : 'AND $4::text IS NULL AND $5::text IS NULL'}
-    ORDER BY ${ORDER[f.sortBy][f.sortOrder]}
-    LIMIT $7 OFFSET $8`;
-  return sql.query<DocumentRow>(text, [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null, f.limit, f.offset]);
+  const base = [orgId, f.projectId ?? null, f.parentId ?? null, f.kind ?? null, f.limit, f.offset];
+  return sql.query<DocumentRow>(listDocumentsSql(f), f.tsquery === undefined ? base : [...base, f.tsquery, f.queryConfig ?? 'simple']);
 }
 
 export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Promise<number> {
-  const search = f.tsquery !== undefined;
-  const r = await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents
-      ${search ? `JOIN documents_search_matches(to_tsquery($5::regconfig, $4) || to_tsquery('simple', $4)) m ON m.match_id = documents.id` : ''}
-      WHERE org_id = $1
-      AND ($2::uuid IS NULL OR project_id = $2) AND ($3::uuid IS NULL OR parent_id = $3) AND ($6::text IS NULL OR kind = $6)
-      ${search ? '' : 'AND $4::text IS NULL AND $5::text IS NULL'}`,
-  [orgId, f.projectId ?? null, f.parentId ?? null, f.tsquery ?? null, f.queryConfig ?? null, f.kind ?? null]);
+  const r = f.tsquery === undefined
+    ? await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents c WHERE ${FILTERS('c')}`, [orgId, f.projectId ?? null, f.parentId ?? null, f.kind ?? null])
+    : await sql.one<{ n: number }>(`SELECT count(*) AS n FROM documents_search_candidates(app_search_query($5::regconfig, $4), $1, $2, $3)`,
+      [f.projectId ?? null, f.parentId ?? null, f.kind ?? null, f.tsquery, f.queryConfig ?? 'simple']);
   return r?.n ?? 0;
 }
 

@@ -113,13 +113,36 @@ describe('document library', () => {
     expect((await get(b, '/v1/documents?search=kubernetes')).json().data.items).toEqual([]);
   });
 
+  it('search pages, sorts and counts the matches, with the list filters applied', async () => {
+    const c = await newTenant(t.app);
+    const folder = (await post(c, { title: 'Folder' })).json().data;
+    const titles = ['Delta walrus', 'alpha walrus', 'Charlie walrus', 'bravo walrus', 'Echo walrus'];
+    const docs = [];
+    for (const title of titles) docs.push((await post(c, { title, content: 'walrus facts', ...(title.startsWith('E') ? {} : { parent_id: folder.id }) })).json().data);
+    docs.push((await post(c, { title: 'Unrelated', content: 'seals', parent_id: folder.id })).json().data);
+    for (const d of docs) await indexed(c, d.id);
+    const p1 = (await get(c, '/v1/documents?search=walrus&sort_by=title&sort_order=asc&limit=2')).json();
+    expect(p1.data.items.map((d: { title: string }) => d.title)).toEqual(['alpha walrus', 'bravo walrus']);
+    expect(p1.pagination).toEqual({ total: 5, limit: 2, offset: 0, has_more: true });
+    const p3 = (await get(c, '/v1/documents?search=walrus&sort_by=title&sort_order=asc&limit=2&offset=4')).json();
+    expect(p3.data.items.map((d: { title: string }) => d.title)).toEqual(['Echo walrus']);
+    expect(p3.pagination).toEqual({ total: 5, limit: 2, offset: 4, has_more: false });
+    // Past the last page: no rows, the total still right.
+    expect((await get(c, '/v1/documents?search=walrus&offset=10')).json().pagination).toMatchObject({ total: 5, has_more: false });
+    const newest = (await get(c, '/v1/documents?search=walrus&sort_by=created_at&sort_order=desc')).json().data.items;
+    expect(newest.map((d: { title: string }) => d.title)).toEqual([...titles].reverse());
+    const inFolder = (await get(c, `/v1/documents?search=walrus&parent_id=${folder.id}`)).json();
+    expect(inFolder.pagination.total).toBe(4);
+    expect(inFolder.data.items.map((d: { title: string }) => d.title)).not.toContain('Echo walrus');
+  });
+
   it('search matches come from a definer function that still filters by the bound organization', async () => {
     const c = await newTenant(t.app);
     const d = (await post(c, { title: 'Zyxwvut quarterly', content: 'private' })).json().data;
     await indexed(c, d.id);
     // The function bypasses the policy by design (so the GIN index is usable); its own filter must hold.
-    const own = await t.platform.db.tenant(c.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_matches(to_tsquery('simple', 'zyxwvut'))`));
-    const other = await t.platform.db.tenant(b.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_matches(to_tsquery('simple', 'zyxwvut'))`));
+    const own = await t.platform.db.tenant(c.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_candidates(to_tsquery('simple', 'zyxwvut'), null, null, null)`));
+    const other = await t.platform.db.tenant(b.orgId, (sql) => sql.query(`SELECT match_id FROM documents_search_candidates(to_tsquery('simple', 'zyxwvut'), null, null, null)`));
     expect(own).toEqual([{ match_id: d.id }]);
     expect(other).toEqual([]);
     expect((await get(b, '/v1/documents?search=zyxwvut')).json().pagination.total).toBe(0);

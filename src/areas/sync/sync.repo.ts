@@ -14,10 +14,10 @@ const HIDDEN: Record<SyncType, string[]> = {
 };
 
 /**
- * The barrier: waits for this organization's in-flight synced writes (they hold the same transaction
- * lock until they commit), then reads the highest change number and the clock. Every change at or
- * below `bound` is committed and visible; every later change gets a higher number and a later time.
- * Runs in its own transaction (the lock ends with it).
+ * The barrier: waits for this organization's in-flight synced writes (each holds the same advisory lock in
+ * shared mode until it commits; this takes it exclusively), then reads the highest change number and the
+ * clock. Every change at or below `bound` is committed and visible; every later change gets a higher number
+ * and a later time. Runs in its own transaction (the lock ends with it).
  */
 export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number; nowMs: number }> {
   await sql.query(`SELECT app_sync_lock($1)`, [orgId]);
@@ -27,12 +27,14 @@ export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number;
 }
 
 /**
- * Where a delta pull starts: just below the first change after `since`. Within an organization
- * change_seq and changed_at grow together (both drawn under the sync lock), so this skips older changes.
+ * Where a delta pull starts: just below the lowest change number among changes after `since`. Concurrent
+ * writers draw their number and their time in either order (migration 0047), so the first change by time
+ * need not be the first by number; the minimum over all of them is exact. Read from the (org, type,
+ * changed_at) index, which carries change_seq.
  */
 export async function startAfter(sql: Sql, orgId: string, type: SyncType, sinceMs: number): Promise<number> {
-  const r = await sql.one<{ seq: number | null }>(`SELECT change_seq AS seq FROM sync_changes
-    WHERE org_id = $1 AND resource_type = $2 AND changed_at > to_timestamp($3::bigint / 1000.0) ORDER BY changed_at LIMIT 1`, [orgId, type, sinceMs]);
+  const r = await sql.one<{ seq: number | null }>(`SELECT min(change_seq) AS seq FROM sync_changes
+    WHERE org_id = $1 AND resource_type = $2 AND changed_at > to_timestamp($3::bigint / 1000.0)`, [orgId, type, sinceMs]);
   return r?.seq != null ? r.seq - 1 : Number.MAX_SAFE_INTEGER;
 }
 

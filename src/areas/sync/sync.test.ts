@@ -158,7 +158,7 @@ describe('GET /v1/sync/{resourceType}', () => {
       await client.query('BEGIN');
       const slowId = uuidv7();
       await client.query(`INSERT INTO entities (org_id, id, entity_type, name) VALUES ($1, $2, 'x', 'slow')`, [c.orgId, slowId]);
-      // A faster writer commits after the slow one drew its change number... it waits on the same lock.
+      // A faster writer commits before the slow one does, with a higher change number; the pull must wait for both.
       const fast = req(c, 'POST', '/v1/entities', { name: 'fast', entity_type: 'x' });
       const pull = req(c, 'GET', '/v1/sync/entities?since=0');
       await new Promise((r) => setTimeout(r, 300));
@@ -172,6 +172,39 @@ describe('GET /v1/sync/{resourceType}', () => {
     } finally {
       client.release();
     }
+  });
+
+  it('writers of one organization do not wait for each other (only a pull waits for them)', async () => {
+    const c = await newTenant(t.app);
+    const client = await t.platform.db.app.connect();
+    try {
+      await client.query(`SELECT set_config('app.org_id', $1, false)`, [c.orgId]);
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO entities (org_id, id, entity_type, name) VALUES ($1, $2, 'x', 'open')`, [c.orgId, uuidv7()]);
+      // The open transaction holds the organization's sync lock (shared); another writer still gets through.
+      const fast = await Promise.race([req(c, 'POST', '/v1/entities', { name: 'fast', entity_type: 'x' }), new Promise((r) => setTimeout(() => r('blocked'), 3000))]);
+      expect(fast).not.toBe('blocked');
+      expect((fast as Awaited<ReturnType<typeof req>>).statusCode).toBe(201);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+  });
+
+  it('a delta pull starts at the lowest change number after since, even when numbers and times disagree', async () => {
+    const c = await newTenant(t.app);
+    const x = (await req(c, 'POST', '/v1/entities', { name: 'x', entity_type: 'x' })).json().data.id;
+    const y = (await req(c, 'POST', '/v1/entities', { name: 'y', entity_type: 'x' })).json().data.id;
+    // Concurrent writers may draw number and time in either order: x has the lower number, but the later time.
+    await t.platform.db.sys.query(`UPDATE sync_changes SET changed_at = now() + interval '1 second' WHERE org_id = $1 AND id = $2`, [c.orgId, x]);
+    await t.platform.db.sys.query(`UPDATE sync_changes SET changed_at = now() WHERE org_id = $1 AND id = $2`, [c.orgId, y]);
+    const [{ since }] = await t.platform.db.sys.query<{ since: number }>(
+      `SELECT floor(extract(epoch FROM changed_at) * 1000)::bigint - 1 AS since FROM sync_changes WHERE org_id = $1 AND id = $2`, [c.orgId, y]);
+    const seqs = await t.platform.db.sys.query<{ id: string; change_seq: number }>(`SELECT id, change_seq FROM sync_changes WHERE org_id = $1 AND id = ANY($2::uuid[])`, [c.orgId, [x, y]]);
+    expect(seqs.find((r) => r.id === x)!.change_seq).toBeLessThan(seqs.find((r) => r.id === y)!.change_seq);
+    const state = new Map<string, Record<string, unknown>>();
+    await pullAll(c, 'entities', state, since);
+    expect([...state.keys()].sort()).toEqual([x, y].sort());
   });
 
   it('a client paging while another client writes ends with exactly the server state', async () => {

@@ -6,7 +6,8 @@ import settingsRoutes from './settings/settings.routes.js';
 import slugRoutes from './slugs/slugs.routes.js';
 import notificationRoutes from './notifications/notifications.routes.js';
 import alertRuleRoutes from './alert-rules/alert-rules.routes.js';
-import { createBuiltInNotifications } from './notifications/subscriber.js';
+import { createBuiltInNotifications, owesBuiltInNotifications } from './notifications/subscriber.js';
+import { alertRulesRepo } from './alert-rules/alert-rules.repo.js';
 import { OVERDUE_SCAN_MS, scanOverdueTasks } from './notifications/overdue.js';
 import { DELIVERY_JOB, EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './alert-rules/dispatch.js';
 import { deliveryHandler } from './alert-rules/delivery.js';
@@ -14,11 +15,14 @@ import { workspaceAdapters } from './adapters.js';
 
 /**
  * Turns one bus event into its in-app notifications and alert deliveries, in one transaction (so either
- * both are recorded or neither); a failing attempt is retried once, then logged.
+ * both are recorded or neither); a failing attempt is retried once, then logged. Most events owe nothing
+ * (no recipient, no enabled rule for their type): one read says so, without opening a transaction.
  */
 export async function handleWorkspaceEvent(platform: Platform, event: PlatformEvent): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
+      if (!owesBuiltInNotifications(event)
+        && !(await platform.db.tenant(event.orgId, (sql) => alertRulesRepo.anyEnabledFor(sql, event.orgId, event.type)))) return;
       const queued = await platform.db.tenantTx(event.orgId, async (sql) => {
         await createBuiltInNotifications(sql, event);
         return queueAlertDeliveries(sql, event, { emailConfigured: workspaceAdapters(platform).mailer.configured });

@@ -11,6 +11,11 @@ const BUILT_IN: Record<string, { type: NotificationType; pref?: string }> = {
   'task.overdue': { type: 'warning' },
 };
 
+/** Whether the event may owe anyone a built-in notification (a recipient other than the actor); no database work. */
+export function owesBuiltInNotifications(event: PlatformEvent): boolean {
+  return !!BUILT_IN[event.type] && !!event.recipients?.some((u) => u !== event.actorUserId);
+}
+
 /**
  * Creates the in-app notifications an event owes its recipients (task assigned, mentioned, overdue),
  * in the caller's transaction. The actor is not notified of their own action, and a user who turned
@@ -18,7 +23,7 @@ const BUILT_IN: Record<string, { type: NotificationType; pref?: string }> = {
  */
 export async function createBuiltInNotifications(sql: Sql, event: PlatformEvent): Promise<number> {
   const rule = BUILT_IN[event.type];
-  if (!rule || !event.recipients?.length) return 0;
+  if (!rule || !owesBuiltInNotifications(event)) return 0;
   let recipients = [...new Set(event.recipients)].filter((u) => u !== event.actorUserId);
   if (recipients.length === 0) return 0;
   // Only members of the organization (a recipient removed meanwhile is skipped).
