@@ -107,13 +107,15 @@ export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sor
   // Matches come from documents_search_candidates() (migrations 0045, 0048): one GIN scan under the tenant rule,
   // with rank and sort keys; they are counted, sorted and paged, and only the page is read from documents.
   const order = SEARCH_ORDER[f.sortBy][f.sortOrder];
+  // The page keeps the sort keys, so the outer ORDER BY repeats the same order over 50 rows (a top-N sort inside,
+  // no full sort of every match for a row number).
   return `WITH page AS (
-      SELECT m.match_id, m.match_rank, count(*) OVER () AS total, row_number() OVER (ORDER BY ${order}) AS n
+      SELECT m.*, count(*) OVER () AS total
         FROM documents_search_candidates(app_search_query($8::regconfig, $7), $2, $3, $4) m
        ORDER BY ${order} LIMIT $5 OFFSET $6)
     SELECT ${LIST_COLS}, page.match_rank::float8 AS rank, page.total
       FROM page JOIN documents d ON d.org_id = $1 AND d.id = page.match_id
-     ORDER BY page.n`;
+     ORDER BY ${order.replaceAll('m.', 'page.')}`;
 }
 
 /**
