@@ -103,7 +103,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
     const platform = {
       config: { rateLimit: { max: 5, authMax: 5, windowMs: 60_000 } },
       get rateLimitStore() { return store; },
-      credentials: { resolve: async (token: string) => { if (token !== 'good') throw new AppError('AUTH_TOKEN_INVALID', 'bad token'); return principal; } },
+      credentials: { cached: () => undefined, resolve: async (token: string) => { if (token !== 'good') throw new AppError('AUTH_TOKEN_INVALID', 'bad token'); return principal; } },
     } as unknown as Platform;
     app = Fastify({ logger: false });
     installErrorHandler(app);
@@ -120,6 +120,19 @@ describe('rate limiter outage (guard on a minimal app)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-ratelimit-limit']).toBe('5');
     expect((await app.inject({ url: '/public' })).headers['x-ratelimit-limit']).toBe('2');
+  });
+
+  it('a store that answers with a promise (a networked store) limits the same way', async () => {
+    const counts = new Map<string, number>();
+    store = { async hit(key: string) { counts.set(key, (counts.get(key) ?? 0) + 1); return { count: counts.get(key)!, resetAtMs: Date.now() + 60_000 }; } };
+    try {
+      const ok = await app.inject({ url: '/public' });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.headers['x-ratelimit-remaining']).toBe('1');
+      await app.inject({ url: '/public' });
+      errorOf(await app.inject({ url: '/public' }), 429, 'RATE_LIMIT_EXCEEDED');
+      errorOf(await app.inject({ url: '/open', headers: bearer('bad') }), 401, 'AUTH_TOKEN_INVALID');
+    } finally { store = new MemoryRateLimitStore(); }
   });
 
   it('a store that throws: 503 SERVICE_UNAVAILABLE only where the route fails closed', async () => {

@@ -1,7 +1,13 @@
+export interface RateLimitHit { count: number; resetAtMs: number }
+
 /** Counter store behind the rate limiter; memory now, Redis (INCR + PEXPIRE) when REDIS_URL is added. */
 export interface RateLimitStore {
-  /** Counts one hit for `key` in the current fixed window of `windowMs`; returns the count so far and when the window resets. */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetAtMs: number }>;
+  /**
+   * Counts one hit for `key` in the current fixed window of `windowMs`; returns the count so far and when the window
+   * resets. A store in this process answers at once (no promise: the request path then needs no await); a networked
+   * store returns a promise.
+   */
+  hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -13,7 +19,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetAtMs: number }> {
+  hit(key: string, windowMs: number): RateLimitHit {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || w.resetAtMs <= now) {

@@ -165,13 +165,21 @@ export async function stepUp(ctx: ServiceContext, code: string) {
 }
 
 /** The caller as the credential describes it: no database round trip on a warm cache. */
+/** The sorted list of a permission set; a cached credential keeps its set, so each set is sorted once. */
+const sortedPermissions = new WeakMap<ReadonlySet<string>, string[]>();
+function sortedOf(set: ReadonlySet<string>): string[] {
+  let list = sortedPermissions.get(set);
+  if (!list) { list = [...set].sort(); sortedPermissions.set(set, list); }
+  return list;
+}
+
 export function me(ctx: ServiceContext) {
   const p = actor(ctx);
   return {
     user: { id: p.userId, email: p.email, name: p.name },
     organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus, features: p.org.features, is_root: p.org.isRoot },
     role: p.role,
-    permissions: [...p.permissions].sort(),
+    permissions: [...sortedOf(p.permissions)],
     credential_kind: p.kind,
     credential: p.kind === 'api_key'
       ? { kind: 'api_key' as const, api_key_id: p.apiKeyId, scopes: p.scopes, legacy: p.legacyKey }

@@ -36,14 +36,20 @@ export class CredentialResolver {
 
   invalidate(): void { this.cache.clear(); }
 
-  async resolve(token: string): Promise<Principal> {
+  /** The cached principal of a token, without waiting (undefined when it must be looked up); throws when it expired. */
+  cached(token: string): Principal | undefined {
     const now = Date.now();
     const hit = this.cache.get(token);
-    if (hit && hit.until > now) {
-      if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', 'Token has expired; refresh it or sign in again');
-      if (hit.principal.apiKeyId) this.touchKey(hit.principal.apiKeyId, hit.principal.orgId, now);
-      return hit.principal;
-    }
+    if (!hit || hit.until <= now) return undefined;
+    if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', 'Token has expired; refresh it or sign in again');
+    if (hit.principal.apiKeyId) this.touchKey(hit.principal.apiKeyId, hit.principal.orgId, now);
+    return hit.principal;
+  }
+
+  async resolve(token: string): Promise<Principal> {
+    const hit = this.cached(token);
+    if (hit) return hit;
+    const now = Date.now();
     const { principal, tokenExp } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
     if (this.cache.size > 50_000) this.cache.clear();
     this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp });

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { forSerialization } from './serialization.js';
 import { ProjectOut } from '../../areas/projects/projects.schemas.js';
+import { MeOut } from '../../areas/accounts/accounts.schemas.js';
 
 const compile = (schema: unknown) => SerializerSelector()(undefined as never, undefined as never)({ schema, method: 'GET', url: '/', httpStatus: '200' } as never) as (v: unknown) => string;
 
@@ -19,8 +20,14 @@ describe('forSerialization', () => {
     expect(forSerialization({ anyOf: [{ type: 'integer' }, { type: 'number' }, { type: 'null' }] })).toEqual({ type: ['number', 'null'] });
   });
 
-  it('leaves an anyOf with an object member alone (the serializer must pick the branch by shape)', () => {
-    const s = { anyOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'null' }] };
+  it('turns a nullable array or object into one multi-type schema', () => {
+    expect(forSerialization(Type.Union([Type.Array(Type.String()), Type.Null()]))).toEqual({ type: ['array', 'null'], items: { type: 'string' } });
+    expect(forSerialization({ anyOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'null' }] }))
+      .toEqual({ type: ['object', 'null'], properties: { a: { type: 'string' } } });
+  });
+
+  it('leaves an anyOf of two objects alone (the serializer must pick the branch by shape)', () => {
+    const s = { anyOf: [{ type: 'object', properties: { a: { type: 'string' } } }, { type: 'object', properties: { b: { type: 'number' } } }] };
     expect(forSerialization(s)).toEqual(s);
   });
 
@@ -45,6 +52,22 @@ describe('forSerialization', () => {
     ];
     const asWritten = compile(ProjectOut);
     const fast = compile(forSerialization(ProjectOut));
+    for (const s of samples) expect(fast(s)).toBe(asWritten(s));
+  });
+
+  it('serializes /v1/me exactly as the schema as written does, for both credential kinds', () => {
+    const base = {
+      user: { id: 'u', email: 'a@b.c', name: 'A' }, role: 'owner', permissions: ['a', 'b'],
+      organization: { id: 'o', name: 'O', slug: 'o', plan_tier: 'free', subscription_status: 'active', features: ['documents'], is_root: false },
+    };
+    const samples = [
+      { ...base, credential_kind: 'api_key', credential: { kind: 'api_key', api_key_id: 'k', scopes: ['projects:read'], legacy: false } },
+      { ...base, credential_kind: 'api_key', credential: { kind: 'api_key', api_key_id: 'k', scopes: null, legacy: true } },
+      { ...base, credential_kind: 'user', credential: { kind: 'user', session_id: 's', mfa_at: null, legacy: false } },
+      { ...base, credential_kind: 'user', credential: { kind: 'user', session_id: 's', mfa_at: '2026-11-21T14:00:00.000Z', legacy: false } },
+    ];
+    const asWritten = compile(MeOut);
+    const fast = compile(forSerialization(MeOut));
     for (const s of samples) expect(fast(s)).toBe(asWritten(s));
   });
 });

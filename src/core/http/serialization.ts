@@ -29,8 +29,8 @@ function primitiveType(s: unknown): string | null {
  * until one matches (for a nullable timestamp that includes the date-time format check). Our schemas use
  * `anyOf` for nullable fields (`X | null`) and for literal unions, so a page of 50 projects ran hundreds of
  * validations per response. An anyOf whose members are all plain values (a type, or a const) becomes one
- * multi-type schema (`type: ['string', 'null']`), which the serializer handles with a typeof check; the value
- * is written the same way. Everything else is copied as is (request validation and the OpenAPI document keep
+ * multi-type schema (`type: ['string', 'null']`), and so does `object | null` / `array | null`; the serializer
+ * handles those with a typeof check, and writes the value the same way. Everything else is copied as is (request validation and the OpenAPI document keep
  * the schemas as written; only the serializer sees this form).
  */
 export function forSerialization(schema: unknown): unknown {
@@ -38,6 +38,14 @@ export function forSerialization(schema: unknown): unknown {
   if (!schema || typeof schema !== 'object') return schema;
   const s = schema as Schema;
   if (Array.isArray(s.anyOf) && s.anyOf.length > 0) {
+    // `X | null` where X is an object or array schema: the same, with null allowed (a typeof check, no validator).
+    const members = s.anyOf as Schema[];
+    const nonNull = members.filter((m) => primitiveType(m) !== 'null');
+    if (nonNull.length === 1 && members.length > 1 && (nonNull[0].type === 'object' || nonNull[0].type === 'array')
+      && !nonNull[0].anyOf && !nonNull[0].oneOf && !nonNull[0].allOf && !nonNull[0].$ref) {
+      const { anyOf: _anyOf, ...rest } = s;
+      return { ...copy(rest), ...copy(nonNull[0]), type: [nonNull[0].type as string, 'null'] };
+    }
     const types = s.anyOf.map(primitiveType);
     if (types.every((t) => t !== null)) {
       const { anyOf, ...rest } = s;
