@@ -135,6 +135,33 @@ export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Pr
   return r?.n ?? 0;
 }
 
+/**
+ * The organization's documents version for the search cache: the highest change number of its documents (every
+ * insert, update, re-index and delete raises it) and whether it is stable, i.e. no document write of the
+ * organization was in flight. Writers hold the organization's sync lock in shared mode until they commit
+ * (migration 0047), so when this statement gets it exclusively (without waiting) every change numbered so far is
+ * committed and any later one gets a higher number. Unstable: the caller must not use or fill the cache.
+ */
+export async function searchVersion(sql: Sql, orgId: string): Promise<{ version: number; stable: boolean }> {
+  const r = await sql.one<{ stable: boolean; version: number | null }>(`SELECT l.stable,
+      CASE WHEN l.stable THEN COALESCE((SELECT change_seq FROM sync_changes WHERE org_id = $1::uuid AND resource_type = 'documents' ORDER BY change_seq DESC LIMIT 1), 0) END AS version
+    FROM (SELECT pg_try_advisory_xact_lock(404040, hashtext($1::uuid::text)) AS stable) l`, [orgId]);
+  return { stable: !!r?.stable, version: r?.version ?? -1 };
+}
+
+/** The first `depth` matches of a search in order (id and rank) and the number of matches. */
+export async function searchTop(sql: Sql, orgId: string, f: ListFilter, depth: number): Promise<Array<{ id: string; rank: number; total: number }>> {
+  return sql.query(`SELECT m.match_id AS id, m.match_rank::float8 AS rank, count(*) OVER () AS total
+      FROM documents_search_candidates(app_search_query($5::regconfig, $4), $1, $2, $3) m
+     ORDER BY ${SEARCH_ORDER[f.sortBy][f.sortOrder]} LIMIT $6`,
+  [f.projectId ?? null, f.parentId ?? null, f.kind ?? null, f.tsquery, f.queryConfig ?? 'simple', depth]);
+}
+
+/** List rows of the given documents (any order). */
+export async function listRowsByIds(sql: Sql, orgId: string, ids: string[]): Promise<DocumentRow[]> {
+  return sql.query<DocumentRow>(`SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]);
+}
+
 /** The `documents.index` job's work: builds the weighted vector from the current title and content. */
 export async function indexDocument(sql: Sql, orgId: string, id: string): Promise<number> {
   return sql.exec(`UPDATE documents SET

@@ -11,6 +11,7 @@ import { documentsDeps } from './deps.js';
 import { replaceContent } from './collab.service.js';
 import { parseWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
+import { SEARCH_CACHE_DEPTH, searchCache } from './search-cache.js';
 
 export const INDEX_JOB = 'documents.index';
 
@@ -104,10 +105,39 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
     projectId: input.project_id, parentId: input.parent_id, kind: input.kind, tsquery: tsquery ?? undefined,
     queryConfig: searching ? searchLanguage(input.language) : undefined, sortBy, sortOrder: input.sort_order ?? 'desc', limit, offset,
   };
+  if (searching && offset + limit <= SEARCH_CACHE_DEPTH) return searchPage(ctx, p.orgId, filter);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
     const rows = await repo.listDocuments(sql, p.orgId, filter);
     const total = rows.length ? Number(rows[0].total) : offset > 0 ? await repo.countDocuments(sql, p.orgId, filter) : 0;
     return { items: rows.map((r) => toListItem(r, searching)), total, limit, offset };
+  });
+}
+
+/**
+ * A page within the first SEARCH_CACHE_DEPTH matches of a search: from the search cache when the organization's
+ * documents have not changed since it was filled (search-cache.ts), else ranked now (and remembered when no
+ * document write was in flight). Only the page's rows are read.
+ */
+async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
+  const cache = searchCache(ctx.platform);
+  const key = JSON.stringify([orgId, filter.tsquery, filter.queryConfig, filter.projectId ?? null, filter.parentId ?? null, filter.kind ?? null, filter.sortBy, filter.sortOrder]);
+  const { limit, offset } = filter;
+  return ctx.platform.db.tenant(orgId, async (sql) => {
+    const v = await repo.searchVersion(sql, orgId);
+    let entry = v.stable ? cache.get(key, v.version) : undefined;
+    if (!entry) {
+      const top = await repo.searchTop(sql, orgId, filter, SEARCH_CACHE_DEPTH);
+      entry = { version: v.version, total: top.length ? Number(top[0].total) : 0, ids: top.map((r) => r.id), ranks: top.map((r) => r.rank) };
+      if (v.stable) cache.set(key, entry);
+    }
+    const ids = entry.ids.slice(offset, offset + limit);
+    const rows = new Map((ids.length ? await repo.listRowsByIds(sql, orgId, ids) : []).map((r) => [r.id, r]));
+    const items: DocumentListItemT[] = [];
+    ids.forEach((id, i) => {
+      const r = rows.get(id); // gone only if deleted between the ranking and this read (a cache miss path)
+      if (r) items.push(toListItem({ ...r, rank: entry!.ranks[offset + i] }, true));
+    });
+    return { items, total: entry.total, limit, offset };
   });
 }
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { searchCache, SEARCH_CACHE_DEPTH } from './search-cache.js';
+import { searchVersion } from './documents.repo.js';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 
@@ -134,6 +136,47 @@ describe('document library', () => {
     const inFolder = (await get(c, `/v1/documents?search=walrus&parent_id=${folder.id}`)).json();
     expect(inFolder.pagination.total).toBe(4);
     expect(inFolder.data.items.map((d: { title: string }) => d.title)).not.toContain('Echo walrus');
+  });
+
+  it('a repeated search comes from the search cache, which never outlives a change of the documents', async () => {
+    const c = await newTenant(t.app);
+    const one = (await post(c, { title: 'Narwhal one', content: 'tusks' })).json().data;
+    const two = (await post(c, { title: 'Narwhal two', content: 'tusks' })).json().data;
+    for (const d of [one, two]) await indexed(c, d.id);
+    const cache = searchCache(t.platform);
+    const ids = async () => (await get(c, '/v1/documents?search=narwhal&sort_by=title&sort_order=asc')).json().data.items.map((d: { id: string }) => d.id);
+    expect(await ids()).toEqual([one.id, two.id]);
+    const before = cache.size;
+    expect(await ids()).toEqual([one.id, two.id]);
+    expect(cache.size).toBe(before); // answered from the entry made by the first search
+    // A change of the documents changes their version: the entry is not used again.
+    await t.app.inject({ method: 'DELETE', url: `/v1/documents/${two.id}`, headers: c.auth });
+    expect(await ids()).toEqual([one.id]);
+    const three = (await post(c, { title: 'Narwhal three', content: 'tusks' })).json().data;
+    await indexed(c, three.id);
+    expect(await ids()).toEqual([one.id, three.id]);
+    await t.app.inject({ method: 'PUT', url: `/v1/documents/${one.id}`, headers: c.auth, payload: { title: 'Walrus one' } });
+    await indexed(c, one.id);
+    expect(await ids()).toEqual([three.id]);
+    // Pages beyond the cached depth are ranked directly.
+    expect((await get(c, `/v1/documents?search=narwhal&offset=${SEARCH_CACHE_DEPTH}&limit=10`)).json().pagination).toMatchObject({ total: 1, has_more: false });
+  });
+
+  it('the search cache is neither used nor filled while a document write of the organization is in flight', async () => {
+    const c = await newTenant(t.app);
+    const version = () => t.platform.db.tenant(c.orgId, (sql) => searchVersion(sql, c.orgId));
+    expect((await version()).stable).toBe(true);
+    const client = await t.platform.db.app.connect();
+    try {
+      await client.query(`SELECT set_config('app.org_id', $1, false)`, [c.orgId]);
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO documents (org_id, id, title, content, created_by) VALUES ($1, $2, 'open', '', $3)`, [c.orgId, uuidv7(), c.userId]);
+      expect((await version()).stable).toBe(false);
+      await client.query('COMMIT');
+    } finally { client.release(); }
+    const after = await version();
+    expect(after.stable).toBe(true);
+    expect(after.version).toBeGreaterThan(0);
   });
 
   it('search matches come from a definer function that still filters by the bound organization', async () => {
