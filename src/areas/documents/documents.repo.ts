@@ -136,17 +136,20 @@ export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Pr
 }
 
 /**
- * The organization's documents version for the search cache: the highest change number of its documents (every
- * insert, update, re-index and delete raises it) and whether it is stable, i.e. no document write of the
- * organization was in flight. Writers hold the organization's sync lock in shared mode until they commit
- * (migration 0047), so when this statement gets it exclusively (without waiting) every change numbered so far is
- * committed and any later one gets a higher number. Unstable: the caller must not use or fill the cache.
+ * The organization's documents version for the search cache (migration 0049): waits for the organization's
+ * in-flight document writes, then reads the highest change number of its documents (every insert, update,
+ * re-index and delete raises it). Every change up to it is committed; any later change gets a higher number.
  */
-export async function searchVersion(sql: Sql, orgId: string): Promise<{ version: number; stable: boolean }> {
-  const r = await sql.one<{ stable: boolean; version: number | null }>(`SELECT l.stable,
-      CASE WHEN l.stable THEN COALESCE((SELECT change_seq FROM sync_changes WHERE org_id = $1::uuid AND resource_type = 'documents' ORDER BY change_seq DESC LIMIT 1), 0) END AS version
-    FROM (SELECT pg_try_advisory_xact_lock(404040, hashtext($1::uuid::text)) AS stable) l`, [orgId]);
-  return { stable: !!r?.stable, version: r?.version ?? -1 };
+export async function documentsVersion(sql: Sql, orgId: string): Promise<number> {
+  return (await sql.one<{ version: number }>(`SELECT app_documents_version($1) AS version`, [orgId]))!.version;
+}
+
+/** documentsVersion and the list rows of the given documents, in one round trip (the search cache's hit path). */
+export async function versionAndRows(sql: Sql, orgId: string, ids: string[]): Promise<{ version: number; rows: DocumentRow[] }> {
+  // The version is computed first (a CTE referenced by the join runs once, before the rows are joined to it).
+  const r = await sql.query<DocumentRow & { v: number }>(`WITH v AS MATERIALIZED (SELECT app_documents_version($1) AS v)
+    SELECT v.v, d.* FROM v LEFT JOIN LATERAL (SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
+  return { version: r[0].v, rows: r.filter((x) => x.id !== null) };
 }
 
 /** The first `depth` matches of a search in order (id and rank) and the number of matches. */

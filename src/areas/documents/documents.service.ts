@@ -11,7 +11,7 @@ import { documentsDeps } from './deps.js';
 import { replaceContent } from './collab.service.js';
 import { parseWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
-import { SEARCH_CACHE_DEPTH, searchCache } from './search-cache.js';
+import { SEARCH_CACHE_DEPTH, searchCache, type SearchCacheEntry } from './search-cache.js';
 
 export const INDEX_JOB = 'documents.index';
 
@@ -36,9 +36,18 @@ export function toDocument(r: repo.DocumentRow): DocumentOutT {
   };
 }
 
-function toListItem(r: repo.DocumentRow, withRank: boolean): DocumentListItemT {
-  const { content: _c, ...rest } = toDocument(r);
-  return { ...rest, excerpt: r.excerpt ?? '', ...(withRank ? { rank: r.rank ?? 0 } : {}) };
+/** toDocument without `content`, plus the excerpt (and the rank of a search); built field by field, no spreads (hot in lists). */
+function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): DocumentListItemT {
+  const item: DocumentListItemT = {
+    id: r.id, org_id: r.org_id, kind: r.kind, folder_id: r.parent_id, parent_id: r.parent_id, project_id: r.project_id,
+    title: r.title, content_type: r.content_type,
+    file_url: r.file_key ? `/v1/documents/${r.id}/file` : null, file_size: r.file_key ? r.file_size : null,
+    tags: r.tags, metadata: r.metadata, is_indexed: r.is_indexed, indexed_at: r.indexed_at,
+    created_by: r.created_by, created_at: r.created_at, updated_at: r.updated_at, deleted_at: r.deleted_at,
+    excerpt: r.excerpt ?? '',
+  } as DocumentListItemT;
+  if (withRank) item.rank = rank ?? r.rank ?? 0;
+  return item;
 }
 
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
@@ -115,27 +124,36 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
 
 /**
  * A page within the first SEARCH_CACHE_DEPTH matches of a search: from the search cache when the organization's
- * documents have not changed since it was filled (search-cache.ts), else ranked now (and remembered when no
- * document write was in flight). Only the page's rows are read.
+ * documents have not changed since it was filled (search-cache.ts), else ranked now and remembered. Only the
+ * page's rows are read.
  */
 async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
   const cache = searchCache(ctx.platform);
   const key = JSON.stringify([orgId, filter.tsquery, filter.queryConfig, filter.projectId ?? null, filter.parentId ?? null, filter.kind ?? null, filter.sortBy, filter.sortOrder]);
   const { limit, offset } = filter;
   return ctx.platform.db.tenant(orgId, async (sql) => {
-    const v = await repo.searchVersion(sql, orgId);
-    let entry = v.stable ? cache.get(key, v.version) : undefined;
-    if (!entry) {
-      const top = await repo.searchTop(sql, orgId, filter, SEARCH_CACHE_DEPTH);
-      entry = { version: v.version, total: top.length ? Number(top[0].total) : 0, ids: top.map((r) => r.id), ranks: top.map((r) => r.rank) };
-      if (v.stable) cache.set(key, entry);
+    const page = (e: SearchCacheEntry) => e.ids.slice(offset, offset + limit);
+    let entry = cache.peek(key);
+    let rows: repo.DocumentRow[] | undefined;
+    // Hit path, one round trip: the current version and the rows of the remembered page; used if the version held.
+    if (entry) {
+      const r = await repo.versionAndRows(sql, orgId, page(entry));
+      if (cache.get(key, r.version)) rows = r.rows;
+      else entry = undefined;
     }
-    const ids = entry.ids.slice(offset, offset + limit);
-    const rows = new Map((ids.length ? await repo.listRowsByIds(sql, orgId, ids) : []).map((r) => [r.id, r]));
+    if (!entry) {
+      const version = await repo.documentsVersion(sql, orgId);
+      const top = await repo.searchTop(sql, orgId, filter, SEARCH_CACHE_DEPTH);
+      entry = { version, total: top.length ? Number(top[0].total) : 0, ids: top.map((r) => r.id), ranks: top.map((r) => r.rank) };
+      cache.set(key, entry);
+      const ids = page(entry);
+      rows = ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [];
+    }
+    const byId = new Map(rows!.map((r) => [r.id, r]));
     const items: DocumentListItemT[] = [];
-    ids.forEach((id, i) => {
-      const r = rows.get(id); // gone only if deleted between the ranking and this read (a cache miss path)
-      if (r) items.push(toListItem({ ...r, rank: entry!.ranks[offset + i] }, true));
+    page(entry).forEach((id, i) => {
+      const r = byId.get(id); // missing only if deleted after the version was read (the next search ranks again)
+      if (r) items.push(toListItem(r, true, entry!.ranks[offset + i]));
     });
     return { items, total: entry.total, limit, offset };
   });

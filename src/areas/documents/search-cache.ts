@@ -19,6 +19,10 @@ export interface SearchCacheEntry { version: number; total: number; ids: string[
 export class SearchCache {
   private entries = new Map<string, SearchCacheEntry>();
 
+  /** The entry of a key whatever its version (to fetch its page with the version check in one statement). */
+  peek(key: string): SearchCacheEntry | undefined { return this.entries.get(key); }
+
+  /** The entry of a key if it was made at `version` (else it is dropped). */
   get(key: string, version: number): SearchCacheEntry | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
