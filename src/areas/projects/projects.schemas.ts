@@ -34,7 +34,9 @@ export const ProjectOut = Type.Object({
 export type Project = Static<typeof ProjectOut>;
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });
-const Slug = Type.String({ minLength: 1, maxLength: 256 });
+// Length and format are checked by assertSlug, so every bad slug (empty and over-long ones too) is a
+// VALIDATION_ERROR whose message names INVALID_FORMAT or RESERVED_SLUG (spec 4.4, part 7).
+const Slug = Type.String({ description: '1-100 lowercase letters or digits with single internal hyphens; not UUID-shaped, not reserved' });
 const Description = Type.String({ maxLength: 4096 });
 const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('internal')]);
 

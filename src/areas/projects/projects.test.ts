@@ -43,6 +43,9 @@ describe('POST /v1/projects', () => {
     await bad('double--hyphen', 'INVALID_FORMAT');
     await bad('-lead', 'INVALID_FORMAT');
     await bad('0190a5b4-0000-7000-8000-000000000000', 'INVALID_FORMAT');
+    await bad('', 'INVALID_FORMAT');
+    await bad('a'.repeat(101), 'INVALID_FORMAT');
+    await bad('a'.repeat(300), 'INVALID_FORMAT');
     await createProject(t.app, a, { slug: 'apollo' });
     const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', slug: 'apollo' } }), 409, 'PROJECT_SLUG_EXISTS');
     expect(e.details).toMatchObject({ field: 'slug' });
@@ -157,6 +160,7 @@ describe('GET/PUT/DELETE /v1/projects/{projectId}', () => {
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { visibility: 'secret' } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { created_at: 'x' } }), 400, 'VALIDATION_ERROR');
     expect(errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: 'api' } }), 400, 'VALIDATION_ERROR').message).toContain('RESERVED_SLUG');
+    expect(errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: '' } }), 400, 'VALIDATION_ERROR').message).toContain('INVALID_FORMAT');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: q.slug } }), 409, 'PROJECT_SLUG_EXISTS');
     expect((await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { slug: p.slug } })).statusCode).toBe(200);
   });

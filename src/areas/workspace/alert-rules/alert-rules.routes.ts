@@ -23,7 +23,7 @@ export default async function alertRuleRoutes(app: FastifyInstance) {
       const { items, total } = await svc.listDeliveries(req.ctx, (req.params as { alertRuleId: string }).alertRuleId, q);
       return okList(items, { total, ...q });
     });
-  // Reserved (spec 4.6, 9): 501 for every rule the caller can see; 404 for any other id (see the service).
+  // Reserved (spec 4.6, 9): always 501, for any UUID (see the service).
   const reserved = (verb: string) => ({
     config: { scope: 'notifications:write', fixture: 'alert_rule' },
     schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED`, params: S.RuleIdParams,

@@ -72,11 +72,6 @@ export async function listDeliveries(ctx: ServiceContext, ruleId: string, page: 
 }
 
 /**
- * Spec 4.6 / 9: rule update and delete are reserved and answer 501 for every rule the caller can see.
- * An id that is no rule of the caller's organization is 404 first (global rule 3: no enumeration, and a
- * foreign id must read exactly like a random one).
- */
-/**
  * Spec 4.6 and part 9: update and delete are reserved and always answer 501, for any id — a foreign id and a
  * random id get the same answer, so nothing is enumerable.
  */

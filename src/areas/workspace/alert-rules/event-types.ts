@@ -26,5 +26,5 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<string, string> = {
   'task.overdue': 'A task passed its due date while not done; emitted once per task and due date (recipients: the assignee). data: task_id, project_id, title, due_date, assigned_to',
 };
 
-export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`. Catalogue: ' +
+export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`: any name of letters, digits and `_.:-` is accepted; a rule fires for the types the platform emits. Catalogue: ' +
   EVENT_TYPES.map((t) => `\`${t}\`${EVENT_TYPE_DESCRIPTIONS[t] ? ` (${EVENT_TYPE_DESCRIPTIONS[t]})` : ''}`).join('; ');

@@ -3,6 +3,8 @@ import { Type } from 'typebox';
 import { Envelope, ok } from '../../../core/http/envelope.js';
 import { slugAvailability, type SlugKind } from './slugs.service.js';
 
+const CACHE_CONTROL = 'private, max-age=0, must-revalidate';
+
 const Query = Type.Object({
   kind: Type.Union([Type.Literal('org'), Type.Literal('project'), Type.Literal('package')]),
   slug: Type.String({ minLength: 1, maxLength: 256 }),
@@ -17,9 +19,10 @@ export default async function slugRoutes(app: FastifyInstance) {
   app.get('/v1/slugs/availability', {
     config: { scope: 'projects:read', rateLimit: { max: 60, key: 'user' } },
     schema: { summary: 'Whether a slug is free for an organization, project or package (60 per minute per user)', querystring: Query, response: { 200: Envelope(Out) } },
-  }, async (req, reply) => {
+    // Spec 4.6 names the header for the endpoint: every answer carries it, errors (400, 403, 429) included.
+    onSend: (_req, reply, payload, done) => { reply.header('Cache-Control', CACHE_CONTROL); done(null, payload); },
+  }, async (req) => {
     const q = req.query as { kind: SlugKind; slug: string };
-    reply.header('Cache-Control', 'private, max-age=0, must-revalidate');
     return ok(await slugAvailability(req.ctx, q.kind, q.slug));
   });
 }

@@ -38,7 +38,9 @@ describe('slug availability', () => {
 
   it('400 INVALID_PARAMETER for a bad kind, a missing or empty slug, a slug over 256 chars', async () => {
     const a = await newTenant(t.app);
-    errorOf(await check(a.auth, 'team', 'abc'), 400, 'INVALID_PARAMETER');
+    const bad = await check(a.auth, 'team', 'abc');
+    errorOf(bad, 400, 'INVALID_PARAMETER');
+    expect(bad.headers['cache-control']).toBe('private, max-age=0, must-revalidate');
     errorOf(await check(a.auth, 'org', ''), 400, 'INVALID_PARAMETER');
     errorOf(await check(a.auth, 'org', 'x'.repeat(257)), 400, 'INVALID_PARAMETER');
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/slugs/availability?kind=org', headers: a.auth }), 400, 'INVALID_PARAMETER');
@@ -61,6 +63,7 @@ describe('slug availability', () => {
     for (let i = 0; i < 60; i++) expect((await check(a.auth, 'org', `s-${i}`)).statusCode).toBe(200);
     const r = await check(a.auth, 'org', 'one-more');
     errorOf(r, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(r.headers['cache-control']).toBe('private, max-age=0, must-revalidate');
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
     expect(r.headers['x-ratelimit-limit']).toBe('60');
     // The budget is the user's: an API key of the same user shares it; another user does not.
