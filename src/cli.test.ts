@@ -128,7 +128,7 @@ describe('platform CLI: admin commands', () => {
       [['user', 'create', '--email', 'not-an-email', '--name', 'X', '--org', s], 'VALIDATION_ERROR'],
       [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--role', 'king'], 'VALIDATION_ERROR'],
       [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--role', 'super_admin'], 'VALIDATION_ERROR'],
-      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--password', 'password1234'], 'VALIDATION_ERROR'],
+      [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--password', 'aaaa1111aaaa'], 'VALIDATION_ERROR'],
       [['user', 'create', '--email', email, '--name', 'X', '--org', s], 'CONFLICT'],
       [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', 'no-such-org'], 'NOT_FOUND'],
       [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read,bogus', '--expires-in-days', '5'], 'VALIDATION_ERROR'],

@@ -148,7 +148,20 @@ describe('on the app', () => {
     const bad = await t.app.inject({ url: '/v1/%E0%A4%A', headers: { 'x-request-id': 'bad-url-1' } });
     errorOf(bad, 404, 'NOT_FOUND');
     expect(bad.headers['x-request-id']).toBe('bad-url-1');
-    errorOf(await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${'a'.repeat(600)}`, headers: a.auth }), 400, 'VALIDATION_ERROR');
+    // spec part 8: every response carries the rate-limit headers, errors raised before routing included
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(bad.headers[h]).toBeDefined();
+    const long = await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${'a'.repeat(600)}`, headers: a.auth });
+    errorOf(long, 400, 'VALIDATION_ERROR');
+    expect(long.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
+  it('application/json with parameters (charset) is JSON, not 415', async () => {
+    for (const type of ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON']) {
+      const res = await t.app.inject({ method: 'PUT', url: '/v1/organizations/current', headers: { ...a.auth, 'content-type': type }, payload: JSON.stringify({ name: 'Charset Org' }) });
+      expect(res.statusCode, `${type}: ${res.body}`).toBe(200);
+      expect(res.json().data.name).toBe('Charset Org');
+    }
+    errorOf(await t.app.inject({ method: 'PUT', url: '/v1/organizations/current', headers: { ...a.auth, 'content-type': 'application/jsonx' }, payload: '{}' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('an unsupported media type is 415 UNSUPPORTED_MEDIA_TYPE in the envelope', async () => {

@@ -9,7 +9,7 @@ import { accountsRepo, type OrgRow } from './accounts.repo.js';
 import { openSession } from './sessions.service.js';
 import { createOrganizationRow } from './organizations.service.js';
 import type { LoginInput, RegisterInput } from './accounts.schemas.js';
-import { assertStrongPassword } from './passwords.js';
+import { assertPassword } from './passwords.js';
 
 const MFA_TOKEN_TTL_SECONDS = 300;
 /** Guessing budgets on top of the per-address route limit: per e-mail for passwords, per user for authenticator codes. */
@@ -31,7 +31,7 @@ export async function register(ctx: ServiceContext, input: RegisterInput) {
   const { platform } = ctx;
   if (!platform.config.allowSignup) throw new AppError('FEATURE_DISABLED', 'Sign-up is disabled on this platform', { feature: 'signup' });
   const email = input.email.trim().toLowerCase();
-  assertStrongPassword(input.password, email);
+  assertPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   try {
     return await platform.db.systemTx(async (sql) => {

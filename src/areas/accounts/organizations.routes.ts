@@ -6,8 +6,13 @@ import * as S from './accounts.schemas.js';
 import * as orgs from './organizations.service.js';
 
 export default async function organizationRoutes(app: FastifyInstance) {
-  app.get('/v1/organizations', { schema: { summary: "The caller's organizations", response: { 200: Envelope(Type.Array(S.OrganizationOut)) } } },
-    async (req) => ok(await orgs.listMyOrganizations(req.ctx)));
+  // A list: spec 2.1 gives every list success a `pagination` object (limit/offset like the other offset lists).
+  app.get('/v1/organizations', { schema: { summary: "The caller's organizations", querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.OrganizationOut)) } } },
+    async (req) => {
+      const q = req.query as { limit: number; offset: number };
+      const all = await orgs.listMyOrganizations(req.ctx);
+      return okList(all.slice(q.offset, q.offset + q.limit), { total: all.length, ...q });
+    });
 
   app.post('/v1/organizations', { config: { credentials: ['user'] }, schema: { summary: 'Create an organization; the caller becomes its owner', body: S.CreateOrgBody, response: { 201: Envelope(S.OrganizationOut) } } },
     async (req, reply) => reply.code(201).send(ok(await orgs.createOrganization(req.ctx, req.body as S.CreateOrgInput))));

@@ -6,7 +6,7 @@ import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { assertSlug, slugify } from '../../core/slugs.js';
 import { hashPassword } from '../../core/crypto.js';
-import { assertStrongPassword } from './passwords.js';
+import { assertPassword } from './passwords.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 
@@ -124,7 +124,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
   const email = input.email.trim().toLowerCase();
   let passwordHash: string | null = null;
   if (opts.password !== undefined) {
-    assertStrongPassword(opts.password, email);
+    assertPassword(opts.password);
     passwordHash = await hashPassword(opts.password);
   }
   try {

@@ -27,6 +27,12 @@ describe('GET /v1/organizations', () => {
     expect(res.statusCode).toBe(200);
     const list = res.json().data as Array<{ id: string; role: string }>;
     expect(list.map((o) => [o.id, o.role])).toEqual([[a.orgId, 'owner'], [b.orgId, 'viewer']]);
+    // a list: spec 2.1 pagination object, limit/offset paging
+    expect(res.json().pagination).toEqual({ total: 2, limit: 50, offset: 0, has_more: false });
+    const page = (await req('GET', '/v1/organizations?limit=1&offset=1', a.auth)).json();
+    expect(page.data.map((o: { id: string }) => o.id)).toEqual([b.orgId]);
+    expect(page.pagination).toEqual({ total: 2, limit: 1, offset: 1, has_more: false });
+    errorOf(await req('GET', '/v1/organizations?limit=101', a.auth), 400, 'INVALID_PARAMETER');
     // an API key sees only its own organization
     const viaKey = (await req('GET', '/v1/organizations', bearer(await a.apiKey()))).json().data;
     expect(viaKey.map((o: { id: string }) => o.id)).toEqual([a.orgId]);

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { planTiers } from '../../core/pricing.js';
 import { AppError } from '../../core/errors.js';
+import publicPlatformRoutes from './public.routes.js';
 
 const startedAt = Date.now();
 
@@ -28,4 +29,6 @@ export default async function platformArea(app: FastifyInstance) {
   });
   app.get('/v1/pricing', { config: { auth: 'public' }, schema: { summary: 'Public plan tiers with their limits and features', response: { 200: Envelope(Type.Object({ currency: Type.String(), tiers: Type.Array(Tier) })) } } },
     async (_req, reply) => { reply.header('Cache-Control', 'public, max-age=300'); return ok({ currency: 'usd', tiers: planTiers() }); });
+
+  await app.register(publicPlatformRoutes);
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pg from 'pg';
 import { AppError } from '../errors.js';
+import { rateLimitBeforeRouting } from './guard.js';
 
 /** Fields the platform assigns; a strict body that carries one is refused with a message that says so. */
 export const PLATFORM_ASSIGNED_FIELDS = new Set([
@@ -55,7 +56,8 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': {
       const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
-      return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { maxBytes });
+      // Spec part 7 names both details keys for 413: `maxBytes` and `limit` (here the same byte limit).
+      return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { maxBytes, limit: maxBytes });
     }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${req.headers['content-type'] ?? ''}" is not accepted here; send application/json`);
@@ -70,7 +72,10 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new AppError('VALIDATION_ERROR', 'A path parameter is too long');
   }
-  if (fe.statusCode === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large', { maxBytes: req.routeOptions.bodyLimit });
+  if (fe.statusCode === 413) {
+    const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
+    return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large', { maxBytes, limit: maxBytes });
+  }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError('VALIDATION_ERROR', fe.message);
   }
@@ -98,7 +103,10 @@ function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void
  */
 export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-Id', req.id);
-  sendError(err, req, reply);
+  let pending: void | Promise<void>;
+  try { pending = rateLimitBeforeRouting(req, reply); } catch (limited) { return sendError(limited, req, reply); }
+  if (pending) pending.then(() => sendError(err, req, reply), (limited) => sendError(limited, req, reply));
+  else sendError(err, req, reply);
 }
 
 export function installErrorHandler(app: FastifyInstance): void {

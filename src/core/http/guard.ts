@@ -57,6 +57,16 @@ function limitReached(reply: FastifyReply, result: RateLimitHit, max: number, wi
   }
 }
 
+/**
+ * Rate limit of a response made before routing (Fastify's frameworkErrors: a badly encoded URL, an over-long path
+ * parameter): it shares the unknown-route budget, so it carries the X-RateLimit-* headers like every response.
+ */
+export function rateLimitBeforeRouting(req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  const platform = (req.server as unknown as { platform?: Platform }).platform;
+  if (!platform) return;
+  return applyRateLimit(platform, req, reply, {}, null, null);
+}
+
 /** Enforces the route's declared needs in the architecture's order: credential, then entitlements, then scope/role/permission. */
 export function checkNeeds(needs: RouteNeeds, p: Principal): void {
   if (needs.credentials && !needs.credentials.includes(p.kind)) {

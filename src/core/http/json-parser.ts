@@ -27,11 +27,14 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
   // All bodies are JSON (spec part 1); other media types get 415. A route that takes another type
   // (CSV, iCalendar, binary) registers its own parser inside its plugin.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+  // Fastify tests the RegExp against the whole header, parameters included: `application/json; charset=utf-8` is JSON.
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     if (jsonDepthExceeds(text, maxDepth)) {
-      return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth }), undefined);
+      // Spec part 7: 413 carries `details.limit` (here the depth) and `details.maxBytes` (the route's byte limit).
+      const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
+      return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth, maxBytes }), undefined);
     }
     try {
       done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));

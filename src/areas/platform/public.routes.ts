@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../../core/errors.js';
+
+/** Body limit of CSP reports (spec 4.1 and part 8: 16 KB). */
+export const CSP_REPORT_MAX_BYTES = 16 * 1024;
+const CSP_TYPES = ['application/csp-report', 'application/reports+json', 'application/json'];
+
+/**
+ * Public endpoints of spec 4.1 that live outside the REST areas: the container JWKS and the CSP report sink. (The
+ * proof and command-line services' routes come with those areas.)
+ */
+export default async function publicPlatformRoutes(app: FastifyInstance) {
+  const pub = { auth: 'public' as const };
+
+  // Spec 4.1: JWKS with zero or one Ed25519 key, always 200, cacheable for 5 minutes. No container backend is
+  // configured here, so no container token is ever signed and the set is empty. The envelope keys ride along;
+  // JWKS readers ignore members they do not know (RFC 7517 section 5).
+  app.get('/v1/containers/.well-known/jwks.json', {
+    config: pub,
+    schema: { summary: 'Public keys of container connect and data tokens (EdDSA)', response: { 200: Type.Object({
+      keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 1 }),
+      success: Type.Literal(true), data: Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) }),
+    }) } },
+  }, async (_req, reply) => {
+    reply.header('Cache-Control', 'public, max-age=300');
+    return { keys: [], success: true as const, data: { keys: [] } };
+  });
+
+  await app.register(async (csp) => {
+    // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON.
+    csp.addContentTypeParser('application/csp-report', { parseAs: 'string' }, (_req, body, done) => {
+      try { done(null, (body as string).trim() === '' ? undefined : JSON.parse(body as string)); } catch { done(new AppError('INVALID_JSON', 'Report body is not valid JSON'), undefined); }
+    });
+    csp.post('/v1/security/csp-report', {
+      bodyLimit: CSP_REPORT_MAX_BYTES,
+      config: { ...pub, rateLimit: { max: 100, windowMs: 60_000, key: 'ip' } },
+      schema: { summary: 'Content-Security-Policy violation reports (browsers)', response: { 204: Type.Null({ description: 'Accepted' }) } },
+    }, async (req, reply) => {
+      const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      if (!CSP_TYPES.includes(type)) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${type}" is not accepted; send ${CSP_TYPES.join(', ')}`);
+      }
+      req.log.info({ cspReport: req.body, ip: req.ip }, 'csp violation report');
+      return reply.code(204).send();
+    });
+  });
+}
