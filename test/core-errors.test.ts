@@ -132,6 +132,15 @@ describe('on the app', () => {
     expect(body.success).toBe(true);
   });
 
+  it('text PostgreSQL cannot store (NUL, in text or jsonb) is 400 VALIDATION_ERROR, and nothing is written', async () => {
+    const before = (await t.app.inject({ url: '/v1/projects?status=all', headers: a.auth })).json().pagination.total;
+    const text = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'nul \u0000 name' } }), 400, 'VALIDATION_ERROR');
+    expect(text.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER' });
+    const json = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'ok', settings: { k: 'nul \u0000' } } }), 400, 'VALIDATION_ERROR');
+    expect(json.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER' });
+    expect((await t.app.inject({ url: '/v1/projects?status=all', headers: a.auth })).json().pagination.total).toBe(before);
+  });
+
   it('list envelope adds pagination {total, limit, offset, has_more}', async () => {
     const res = await t.app.inject({ url: '/v1/organizations/current/members?limit=1&offset=0', headers: a.auth });
     expect(res.statusCode).toBe(200);

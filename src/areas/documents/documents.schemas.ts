@@ -79,10 +79,15 @@ export const DocumentListOut = Type.Object({ items: Type.Array(DocumentListItem)
 export const DeletedOut = Type.Object({ id: Uuid, deleted: Type.Boolean() });
 
 // Files
+/**
+ * Signed-URL parameters. No limits here: any malformed, altered or repeated value must be 401 UNAUTHORIZED
+ * (spec 4.5), which the service decides, not a 400 from the schema.
+ */
+const SignedParam = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 export const FileQuery = Type.Object({
-  org: Type.Optional(Type.String({ maxLength: 64 })),
-  exp: Type.Optional(Type.String({ maxLength: 20 })),
-  sig: Type.Optional(Type.String({ maxLength: 128 })),
+  org: SignedParam('organization id of a signed URL'),
+  exp: SignedParam('expiry of a signed URL, unix seconds'),
+  sig: SignedParam('hex HMAC-SHA256 over {org}:{id}:{exp}'),
 });
 export const SignedUrlBody = Type.Object({
   expires_in: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 86400, default: 3600, description: 'seconds, default 3600' })),

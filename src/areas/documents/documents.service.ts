@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../../core/context.js';
 import { requirePermission } from '../../core/context.js';
-import { AppError, notFound, validation } from '../../core/errors.js';
+import { AppError, conflict, notFound, validation } from '../../core/errors.js';
+import { isUniqueViolation } from '../../core/db/database.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
@@ -50,6 +51,22 @@ function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): Docu
   return item;
 }
 
+/**
+ * PostgreSQL text and jsonb cannot hold the NUL character: refuse it up front as a validation error
+ * (400) instead of letting the write fail as a database error (500).
+ */
+export function rejectNul(value: unknown, field: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw validation(`Field "${field}" must not contain the NUL character (\\u0000)`, { field });
+  } else if (Array.isArray(value)) {
+    for (const v of value) rejectNul(v, field);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) { rejectNul(k, field); rejectNul(v, field); }
+  }
+}
+
+const rejectNulFields = (input: Record<string, unknown>) => { for (const [k, v] of Object.entries(input)) rejectNul(v, k); };
+
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
 export async function moderate(ctx: ServiceContext, texts: Array<string | undefined>): Promise<void> {
   const verdict = await documentsDeps(ctx.platform).moderation.check(texts.filter((t): t is string => !!t));
@@ -75,6 +92,7 @@ function publish(ctx: ServiceContext, type: string, orgId: string, id: string, d
 /** Creates a document (or, with `kind`, a sheet or deck); indexing is queued in the same transaction. */
 export async function createDocument(ctx: ServiceContext, input: CreateDocumentInput & { kind?: 'document' | 'sheet' | 'deck' }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.create');
+  rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
@@ -166,6 +184,7 @@ export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsI
 
 export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.update');
+  rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
@@ -174,10 +193,17 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     if (before.kind === 'sheet' && input.content !== undefined) parseWorkbook(input.content);
     if (before.kind !== 'document' && input.content_type !== undefined) throw validation(`The content type of a ${before.kind} cannot change`, { field: 'content_type' });
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
-    const r = await repo.updateDocument(sql, p.orgId, input.id, {
-      title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
-      tags: input.tags, metadata: input.metadata, language: input.metadata ? searchLanguage(input.metadata.language) : undefined, reindex,
-    });
+    let r: repo.DocumentRow | undefined;
+    try {
+      r = await repo.updateDocument(sql, p.orgId, input.id, {
+        title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
+        tags: input.tags, metadata: input.metadata, language: input.metadata ? searchLanguage(input.metadata.language) : undefined, reindex,
+      });
+    } catch (err) {
+      // Sheets and decks are unique per project and kind by name (as on create): 409, not a database error.
+      if (isUniqueViolation(err, 'documents_project_kind_name')) throw conflict(`A ${before.kind === 'sheet' ? 'spreadsheet' : 'deck'} with this name already exists in this project`, { code: 'NAME_EXISTS', field: 'title' });
+      throw err;
+    }
     if (reindex) await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id: input.id }, dedupeKey: input.id });
     const changed = Object.keys(input).filter((k) => k !== 'id');
     await audit(sql, ctx, { action: 'document.updated', targetType: 'document', targetId: input.id, details: { fields: changed } });

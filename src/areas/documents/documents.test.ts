@@ -48,6 +48,19 @@ describe('document library', () => {
     errorOf(await post(a, { title: 'x', project_id: 'nope' }), 400, 'VALIDATION_ERROR');
   });
 
+  it('refuses the NUL character with 400 VALIDATION_ERROR (not a 500 database error)', async () => {
+    expect(errorOf(await post(a, { title: 'x', content: 'a\u0000b' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'content' });
+    expect(errorOf(await post(a, { title: 'n\u0000l' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'title' });
+    expect(errorOf(await post(a, { title: 'x', tags: ['a\u0000'] }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'tags' });
+    expect(errorOf(await post(a, { title: 'x', metadata: { k: ['\u0000'] } }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'metadata' });
+    const id = (await post(a, { title: 'clean' })).json().data.id;
+    const put = (payload: object) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload });
+    errorOf(await put({ content: '\u0000' }), 400, 'VALIDATION_ERROR');
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Nul home' } })).json().data.id;
+    errorOf(await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'a\u0000' } }), 400, 'VALIDATION_ERROR');
+    expect((await get(a, `/v1/documents/${id}`)).json().data.content).toBe('');
+  });
+
   it('404 for an unknown project or parent, and for another organization\'s parent', async () => {
     errorOf(await post(a, { title: 'x', project_id: uuidv7() }), 404, 'NOT_FOUND');
     errorOf(await post(a, { title: 'x', parent_id: uuidv7() }), 404, 'NOT_FOUND');

@@ -74,7 +74,7 @@ export async function createSignedUrl(ctx: ServiceContext, input: { id: string; 
   return { url: `${base}${path}`, expires_at: new Date(exp * 1000).toISOString(), expires_in: ttl };
 }
 
-export interface FileAccess { id: string; org?: string; exp?: string; sig?: string; authorization?: string }
+export interface FileAccess { id: string; org?: string | string[]; exp?: string | string[]; sig?: string | string[]; authorization?: string }
 
 const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expired or invalid');
 
@@ -84,6 +84,7 @@ const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expir
  */
 async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string> {
   if (a.org !== undefined || a.exp !== undefined || a.sig !== undefined) {
+    if (typeof a.org !== 'string' || typeof a.exp !== 'string' || typeof a.sig !== 'string') throw badSignature();
     const exp = Number(a.exp);
     if (!a.org || !a.exp || !a.sig || !isUuid(a.org) || !/^\d{1,12}$/.test(a.exp) || !/^[0-9a-f]{64}$/i.test(a.sig)) throw badSignature();
     const expected = signFile(documentsDeps(ctx.platform).urlSecret, a.org.toLowerCase(), a.id, exp);

@@ -64,6 +64,11 @@ describe('document files', () => {
     errorOf(await t.app.inject({ method: 'GET', url: tamper({ org: b.orgId }) }), 401, 'UNAUTHORIZED');
     errorOf(await t.app.inject({ method: 'GET', url: tamper({ sig: q.sig.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) }) }), 401, 'UNAUTHORIZED');
     errorOf(await t.app.inject({ method: 'GET', url: `${u.pathname}?org=${q.org}&exp=${q.exp}`, headers: a.auth }), 401, 'UNAUTHORIZED');
+    // However long, malformed or repeated the altered values are, the answer is 401 UNAUTHORIZED, never a 400.
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ sig: q.sig + 'f'.repeat(200) }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ exp: '9'.repeat(40) }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: tamper({ org: 'x'.repeat(100) }) }), 401, 'UNAUTHORIZED');
+    errorOf(await t.app.inject({ method: 'GET', url: `${tamper({})}&sig=${q.sig}` }), 401, 'UNAUTHORIZED');
     // Signed for another document id.
     const other = await newDoc(a);
     await upload(a, other, PDF);

@@ -128,7 +128,8 @@ class Parser {
   }
   private range(t: string): Val[] {
     const [a, b] = t.split(':').map(parseRef);
-    if (!a || !b || Math.abs(b.row - a.row) * Math.abs(b.col - a.col) > 100_000) throw new Error('range');
+    // Cells in the range, both ends included (a single row or column counts too).
+    if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > 100_000) throw new Error('range');
     const out: Val[] = [];
     for (let r = Math.min(a.row, b.row); r <= Math.max(a.row, b.row); r++) for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) out.push(this.cell(`${colName(c)}${r + 1}`));
     return out;
@@ -151,6 +152,13 @@ function call(fn: string, args: Val[]): Val {
 }
 
 /** The used rectangle of a sheet as rows of cells (raw: formula text for formula cells; displayed: computed values). */
+/** Rows × columns of the rectangle from A1 to the sheet's last used row and column (what an export writes). */
+export function gridSize(sheet: Sheet): number {
+  let maxRow = -1; let maxCol = -1;
+  for (const ref of Object.keys(sheet.cells)) { const p = parseRef(ref); if (p) { maxRow = Math.max(maxRow, p.row); maxCol = Math.max(maxCol, p.col); } }
+  return (maxRow + 1) * (maxCol + 1);
+}
+
 export function sheetRows(sheet: Sheet, mode: 'raw' | 'displayed'): CellValue[][] {
   let maxRow = -1; let maxCol = -1;
   for (const ref of Object.keys(sheet.cells)) { const p = parseRef(ref)!; maxRow = Math.max(maxRow, p.row); maxCol = Math.max(maxCol, p.col); }

@@ -10,11 +10,16 @@ const GridBody = Type.Object({
 }, { additionalProperties: false });
 const ProjectParams = Type.Object({ projectId: S.Uuid });
 const ExportParams = Type.Object({ documentId: S.Uuid });
-/** Query values are checked by the service: this endpoint reports VALIDATION_ERROR (spec 4.5), not INVALID_PARAMETER. */
+/**
+ * Query values are checked by the service: this endpoint reports VALIDATION_ERROR (spec 4.5), not
+ * INVALID_PARAMETER, so the schema sets no limits of its own (a repeated parameter arrives as an array and
+ * is refused by the service too). The URL itself is bounded by the server's header size limit.
+ */
+const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 const ExportQuery = Type.Object({
-  token: Type.Optional(Type.String({ maxLength: 8192 })), format: Type.Optional(Type.String({ maxLength: 10 })),
-  sheet_id: Type.Optional(Type.String({ maxLength: 10 })), header_row: Type.Optional(Type.String({ maxLength: 10 })),
-  value_mode: Type.Optional(Type.String({ maxLength: 20 })), filename: Type.Optional(Type.String({ maxLength: 1000 })),
+  token: QueryValue('the session access token (JWT)'), format: QueryValue('xlsx | csv | tsv (required)'),
+  sheet_id: QueryValue('zero-based sheet index; required for csv and tsv'), header_row: QueryValue('true (default) | false'),
+  value_mode: QueryValue('displayed (default) | raw'), filename: QueryValue('1-200 characters; the extension is added'),
 });
 
 /** Spreadsheets and slide decks (spec 4.5). */

@@ -8,8 +8,8 @@ import { isUniqueViolation } from '../../core/db/database.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
-import { INDEX_JOB, docAccess, moderate, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
+import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, gridSize, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -20,6 +20,7 @@ export type GridKind = 'sheet' | 'deck';
  */
 export async function createGridDocument(ctx: ServiceContext, input: { projectId: string; kind: GridKind; name: string; fromTemplateId?: string }) {
   const p = docAccess(ctx, 'document.create');
+  rejectNul(input.name, 'name');
   const name = input.name.trim();
   if (name.length < 1 || name.length > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
   await moderate(ctx, [name]);
@@ -51,6 +52,9 @@ export async function createGridDocument(ctx: ServiceContext, input: { projectId
 export interface ExportInput {
   documentId: string; token?: string; format?: string; sheet_id?: string; header_row?: string; value_mode?: string; filename?: string;
 }
+/** Largest rectangle (rows × columns, summed over the exported sheets) an export writes. */
+export const MAX_EXPORT_CELLS = 500_000;
+const EXPORT_PARAMS = ['format', 'sheet_id', 'header_row', 'value_mode', 'filename'] as const;
 
 const FORMATS = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;
 
@@ -71,6 +75,7 @@ function delimited(rows: CellValue[][], sep: ',' | '\t'): string {
  * a revoked session or bumped token version fails); the caller needs document.view.
  */
 export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<{ body: Buffer; contentType: string; filename: string }> {
+  if (q.token !== undefined && typeof q.token !== 'string') throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" must be given once');
   if (!q.token) throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" (a session access token) is required');
   let principal: Principal;
   if (q.token.startsWith('svc_')) throw new AppError('AUTH_TOKEN_INVALID', 'Export needs a session token, not an API key');
@@ -80,8 +85,9 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This export needs the "document.view" permission', { permission: 'document.view' });
   ctx.principal = principal;
 
+  for (const k of EXPORT_PARAMS) if (q[k] !== undefined && typeof q[k] !== 'string') throw validation(`Query parameter "${k}" must be given once`, { field: k });
   const format = q.format as keyof typeof FORMATS | undefined;
-  if (!format || !(format in FORMATS)) throw validation('Query parameter "format" must be xlsx, csv or tsv', { field: 'format' });
+  if (!format || !Object.hasOwn(FORMATS, format)) throw validation('Query parameter "format" must be xlsx, csv or tsv', { field: 'format' });
   const mode = q.value_mode ?? 'displayed';
   if (mode !== 'displayed' && mode !== 'raw') throw validation('Query parameter "value_mode" must be displayed or raw', { field: 'value_mode' });
   if (q.header_row !== undefined && q.header_row !== 'true' && q.header_row !== 'false') throw validation('Query parameter "header_row" must be true or false', { field: 'header_row' });
@@ -99,6 +105,10 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   const wb = parseWorkbook(row.content);
   if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheets)`, { field: 'sheet_id' });
   const chosen = sheetId === null ? wb.sheets : [wb.sheets[sheetId]];
+  // An export writes the dense rectangle up to the last used cell: one far-away cell (XFD1048576) would
+  // otherwise build billions of cells and exhaust the memory of the server.
+  const cells = chosen.reduce((n, s) => n + gridSize(s), 0);
+  if (cells > MAX_EXPORT_CELLS) throw validation(`The export would span ${cells} cells (rows × columns up to the last used cell); the limit is ${MAX_EXPORT_CELLS}`, { field: 'sheet_id', limit: MAX_EXPORT_CELLS });
   const base = (q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, '').replace(/[\\/:*?"<>|\x00-\x1f]+/g, '_').trim() || 'sheet';
   const filename = `${base}.${format}`;
 

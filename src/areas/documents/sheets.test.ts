@@ -65,6 +65,22 @@ describe('sheets and decks', () => {
     errorOf(await create(c, 'sheets', { name: 'n' }), 403, 'FEATURE_DISABLED');
   });
 
+  it('renaming or moving a sheet onto an existing name is 409 CONFLICT, not a database error', async () => {
+    const first = (await create(a, 'sheets', { name: 'Rename target' })).json().data.document.id;
+    const second = (await create(a, 'sheets', { name: 'Rename source' })).json().data.document.id;
+    const put = (id: string, payload: object) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload });
+    const e = errorOf(await put(second, { title: 'RENAME TARGET' }), 409, 'CONFLICT');
+    expect(e.details).toMatchObject({ code: 'NAME_EXISTS', field: 'title' });
+    const other = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Other sheets home' } })).json().data.id;
+    expect((await create(a, 'sheets', { name: 'Rename source' }, other)).statusCode).toBe(201);
+    errorOf(await put(second, { project_id: other }), 409, 'CONFLICT');
+    // Nothing changed; a free name still works; a deck may share a sheet's name.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${second}`, headers: a.auth })).json().data).toMatchObject({ title: 'Rename source', project_id: projectId });
+    expect((await put(second, { title: 'Renamed' })).statusCode).toBe(200);
+    expect((await create(a, 'slides', { name: 'Rename target' })).statusCode).toBe(201);
+    expect(first).toBeTruthy();
+  });
+
   it('exports csv, tsv and xlsx', async () => {
     const id = (await create(a, 'sheets', { name: 'Export me' })).json().data.document.id;
     await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(WORKBOOK) } });
@@ -107,6 +123,17 @@ describe('sheets and decks', () => {
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&value_mode=pretty`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(201)}`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${b.token}&format=csv&sheet_id=0`), 404, 'NOT_FOUND');
+    // Every bad query value is VALIDATION_ERROR (spec 4.5), however long, repeated or odd it is.
+    errorOf(await go(`token=${a.token}&format=${'x'.repeat(50)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=constructor&sheet_id=0`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=toString&sheet_id=0`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&format=tsv&sheet_id=0`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=${'1'.repeat(30)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&header_row=${'t'.repeat(30)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&value_mode=${'v'.repeat(30)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(1500)}`), 400, 'VALIDATION_ERROR');
+    errorOf(await go(`token=${a.token}&token=${a.token}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID');
+    expect((await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(200)}`)).statusCode).toBe(200);
     const plain = (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'not a sheet' } })).json().data.id;
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${plain}/export?token=${a.token}&format=xlsx` }), 404, 'NOT_FOUND');
     // Revoked by token version: sign out everywhere bumps it.
@@ -123,5 +150,22 @@ describe('sheet model', () => {
       A7: { f: '=1/0' }, A8: { f: '=IF(A1>1,"big","small")' }, A9: { f: '="a"&A1' }, B1: { f: '=ROUND(2.345,2)' }, B2: { f: '=NOPE(1)' } } });
     expect([v('A3'), v('A4'), v('A5'), v('A7'), v('A8'), v('A9'), v('B1'), v('B2')]).toEqual([7, 2.5, '#CYCLE!', '#ERROR!', 'big', 'a2', 2.35, '#ERROR!']);
     expect(sheetRows({ name: 's', cells: { B2: { v: 1 } } }, 'raw')).toEqual([[null, null], [null, 1]]);
+    // A one-column range counts its cells too: a whole column of ten million cells is refused, not walked.
+    const t0 = Date.now();
+    expect(evaluate({ name: 's', cells: { B1: { f: '=SUM(A1:A9999999)' }, B2: { f: '=SUM(A1:A100000)' }, B3: { f: '=SUM(A1:B50001)' } } })('B1')).toBe('#ERROR!');
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it('a far-away cell does not make an export build billions of cells: 400 VALIDATION_ERROR', async () => {
+    const id = (await create(a, 'sheets', { name: 'Sparse far' })).json().data.document.id;
+    const far = { sheets: [{ name: 'S', cells: { A1: { v: 1 }, XFD1048576: { v: 2 } } }] };
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(far) } })).statusCode).toBe(200);
+    for (const q of ['format=xlsx', 'format=csv&sheet_id=0', 'format=tsv&sheet_id=0']) {
+      const e = errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&${q}` }), 400, 'VALIDATION_ERROR');
+      expect(e.details).toMatchObject({ field: 'sheet_id', limit: 500_000 });
+    }
+    const near = { sheets: [{ name: 'S', cells: { A1: { v: 1 }, B1000: { v: 2 } } }] };
+    await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(near) } });
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` })).statusCode).toBe(200);
   });
 });

@@ -80,6 +80,10 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
     return new AppError('VALIDATION_ERROR', fe.message);
   }
   const isDb = err instanceof pg.DatabaseError;
+  // Text PostgreSQL cannot store (the NUL character in text or jsonb): the caller's input, not a server fault.
+  if (isDb && ((err as pg.DatabaseError).code === '22P05' || (err as pg.DatabaseError).code === '22021')) {
+    return new AppError('VALIDATION_ERROR', 'A text value contains a character that cannot be stored (the NUL character, \\u0000)', { reason: 'UNSTORABLE_CHARACTER' });
+  }
   return new AppError(isDb ? 'DATABASE_ERROR' : 'INTERNAL_ERROR',
     isDb ? 'A database error occurred; retry with backoff' : 'An unexpected error occurred; retry with backoff',
     { requestId: req.id });

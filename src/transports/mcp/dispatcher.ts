@@ -70,6 +70,8 @@ export class McpDispatcher {
     switch (req.method) {
       case 'initialize': return this.initialize(p, env);
       case 'ping': return {};
+      // Spec 4.2 accepts notifications/initialized; sent with an id (as a request) it is acknowledged, not "method not found".
+      case 'notifications/initialized': return {};
       case 'tools/list': return this.listTools(ctx, p);
       case 'tools/call': {
         const name = str(p, 'name', 'tools/call')!;

@@ -74,7 +74,8 @@ export default async function mcpTransport(app: FastifyInstance) {
   // This plugin's own JSON parser: unparsable JSON must become -32700, not the core's 400 INVALID_JSON.
   const maxDepth = app.platform.config.jsonMaxDepth;
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/, { parseAs: 'string' }, (_req, body, done) => {
+  // Fastify tests a RegExp against the whole header with its parameters ("application/json; charset=utf-8").
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(;.*)?$/, { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, new ParseFailure('empty body'));
     if (jsonDepthExceeds(text, maxDepth)) return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth }), undefined);

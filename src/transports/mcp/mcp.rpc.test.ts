@@ -95,6 +95,12 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
       expect(res.body).toBe('');
     }
   });
+
+  it('notifications/initialized sent with an id (a request) is acknowledged with an empty result', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 9, method: 'notifications/initialized' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} });
+  });
 });
 
 describe('lifecycle and sessions', () => {

@@ -76,6 +76,17 @@ describe('MCP transport rules', () => {
     expect(res.json().result.structuredContent.credential.kind).toBe('user');
   });
 
+  it('accepts application/json with parameters (charset); other media types are 415', async () => {
+    const key = await owner.apiKey(['mcp:*']);
+    const withCharset = await ping({ ...bearer(key), 'content-type': 'application/json; charset=utf-8' });
+    expect(withCharset.statusCode).toBe(200);
+    expect(withCharset.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    const parseError = await t.app.inject({ method: 'POST', url: '/v1/mcp', headers: { ...bearer(key), 'content-type': 'application/json;charset=UTF-8' }, payload: '{' });
+    expect(parseError.statusCode).toBe(200);
+    expect(parseError.json().error.code).toBe(-32700);
+    expect((await ping({ ...bearer(key), 'content-type': 'text/plain' })).statusCode).toBe(415);
+  });
+
   it('GET /.well-known/oauth-protected-resource/v1/mcp is public RFC 9728 metadata', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-protected-resource/v1/mcp', headers: { host: 'api.example.test' } });
     expect(res.statusCode).toBe(200);

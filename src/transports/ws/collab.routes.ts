@@ -11,16 +11,21 @@ import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
 
 declare module 'fastify' {
-  interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string } }
+  interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null } }
 }
 
+/** No length limits on the credentials: a malformed or repeated ticket/token is 401 (checked below), not a schema 400. */
+const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 const Query = Type.Object({
-  ticket: Type.Optional(Type.String({ maxLength: 128 })),
-  token: Type.Optional(Type.String({ maxLength: 8192, description: 'deprecated: a bearer credential instead of a ticket' })),
+  ticket: QueryValue('single-use ticket from POST /v1/collaboration/ticket'),
+  token: QueryValue('deprecated: a bearer credential instead of a ticket'),
   documentId: Type.Optional(Type.String({ maxLength: 64 })),
 });
 const Params = Type.Object({ documentId: Type.String({ format: 'uuid' }) });
 const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('read'), Type.Literal('write')], { description: 'capability; default write when allowed' })) }, { additionalProperties: false });
+
+/** Close code for a socket opened without a document id (4000-4999: application codes). */
+export const NO_DOCUMENT_CLOSE = 4400;
 
 /** WebSocket routes: success is 101 Switching Protocols; OpenAPI has no WebSocket notion, so 2XX says so too. */
 export const UPGRADE_RESPONSES = {
@@ -29,23 +34,30 @@ export const UPGRADE_RESPONSES = {
 };
 
 /**
- * Before the upgrade: 400 without ticket or token (or without a document id), 426 without Upgrade,
- * then the ticket is redeemed (once) or the token resolved, and the document checked (404).
+ * Before the upgrade: 400 without ticket or token, 426 without Upgrade, 400 for a malformed document id,
+ * then the ticket is redeemed (once) or the token resolved, and the document checked (404). Without a
+ * document id the socket opens and is closed at once with 4400.
  */
 function authenticate(kinds: string[]) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    const q = req.query as { ticket?: string; token?: string; documentId?: string };
+    const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
     const documentId = (req.params as { documentId?: string }).documentId ?? q.documentId;
     if (!q.ticket && !q.token) throw new AppError('VALIDATION_ERROR', 'Query parameter "ticket" (from POST /v1/collaboration/ticket) or the deprecated "token" is required', { field: 'ticket' });
-    if (!documentId) throw new AppError('VALIDATION_ERROR', 'The document id is required: /…/ws/{documentId} or ?documentId=', { field: 'documentId' });
-    if (!isUuid(documentId)) throw new AppError('INVALID_ID_FORMAT', 'The document id must be a UUID', { field: 'documentId' });
+    // Spec 4.5/7: a request without Upgrade is 426 whatever else it carries (the ticket is not consumed).
     if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+    if (documentId && !isUuid(documentId)) throw new AppError('INVALID_ID_FORMAT', 'The document id must be a UUID', { field: 'documentId' });
+    if ((q.ticket !== undefined && typeof q.ticket !== 'string') || (q.token !== undefined && typeof q.token !== 'string')) {
+      throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "ticket" (or "token") must be given once');
+    }
     let session: collab.CollabSession;
-    if (q.ticket) session = await collab.redeemTicket(req.server.platform, q.ticket);
+    if (q.ticket) session = await collab.redeemTicket(req.server.platform, q.ticket as string);
     else {
       reply.header('Deprecation', 'true');
-      session = collab.sessionFromPrincipal(await req.server.platform.credentials.resolve(q.token!));
+      session = collab.sessionFromPrincipal(await req.server.platform.credentials.resolve(q.token as string));
     }
+    // Spec 4.5 names only `ticket`/`token` as the query: a valid credential without a document id still
+    // upgrades (the ticket is used up), then the socket is closed with 4400 naming what is missing.
+    if (!documentId) { req.collab = { session, documentId: null }; return; }
     await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
     req.collab = { session, documentId: documentId.toLowerCase() };
   };
@@ -82,11 +94,13 @@ export default async function collaborationTransport(app: FastifyInstance) {
       handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;
+        if (!c.documentId) { socket.close(NO_DOCUMENT_CLOSE, 'document id required: append it to the path, …/ws/{documentId}'); return; }
+        const documentId = c.documentId;
         // Buffer messages that arrive while the room loads.
         const early: Buffer[] = [];
         const hold = (d: Buffer) => early.push(d);
         socket.on('message', hold);
-        rooms.get(c.session.orgId, c.documentId).then((room) => {
+        rooms.get(c.session.orgId, documentId).then((room) => {
           socket.off('message', hold);
           if (socket.readyState !== 1) return;
           room.join(socket, c.session);

@@ -105,14 +105,34 @@ describe('collaboration', () => {
     const expired = await documentsDeps(t.platform).tickets.issue({ orgId: a.orgId, userId: a.userId, sessionId: null, apiKeyId: null, scope: 'write' }, -1);
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${expired.ticket}`)).status).toBe(401);
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${'0'.repeat(64)}`)).status).toBe(401);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${'0'.repeat(500)}`)).status).toBe(401);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${'0'.repeat(64)}&ticket=${'1'.repeat(64)}`)).status).toBe(401);
     // Another organization's document is not found.
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${await ticket(b)}`)).status).toBe(404);
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${uuidv7()}?ticket=${await ticket(a)}`)).status).toBe(404);
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}`)).status).toBe(400);
-    expect((await tryUpgrade(`${base}/v1/collaboration/ws?ticket=${await ticket(a)}`)).status).toBe(400);
+    // Spec 4.5: the query is just `ticket`. Without a document id the ticket still upgrades (and is used up);
+    // the socket is then closed with 4400. A replay of that ticket is refused.
+    const bare = await ticket(a);
+    const closed = await new Promise<{ status: number; code?: number }>((resolve) => {
+      const ws = new WebSocket(`${base}/v1/collaboration/ws?ticket=${bare}`);
+      let opened = false;
+      ws.on('open', () => { opened = true; });
+      ws.on('close', (code) => resolve({ status: opened ? 101 : 0, code }));
+      ws.on('unexpected-response', (_q, res) => resolve({ status: res.statusCode ?? 0 }));
+      ws.on('error', () => {});
+    });
+    expect(closed).toEqual({ status: 101, code: 4400 });
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws?ticket=${bare}`)).status).toBe(401);
+    expect((await tryUpgrade(`${base}/v1/yjs/ws?ticket=${'0'.repeat(64)}`)).status).toBe(401);
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws?documentId=nope&ticket=${await ticket(a)}`)).status).toBe(400);
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws/${id}` }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws/${id}?ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/yjs/ws?documentId=${id}&ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
+    // Spec 4.5 names only `ticket` as the query: without Upgrade it is 426 even without a document id.
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws?ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/yjs/ws?ticket=${tk}` }), 426, 'UPGRADE_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/collaboration/ws` }), 400, 'VALIDATION_ERROR');
     // A document is not a deck.
     expect((await tryUpgrade(`${base}/v1/yjs/ws/${id}?ticket=${await ticket(a)}`)).status).toBe(404);
     // Deprecated token and the documentId query form.

@@ -26,9 +26,10 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
     schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query, response: UPGRADE_RESPONSES },
     preHandler: async (req: FastifyRequest) => {
       const q = req.query as { token?: string; documentId?: string };
+      // Spec 4.5: 426 without Upgrade, before any other check.
+      if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
       if (!q.documentId) throw new AppError('VALIDATION_ERROR', 'Query parameter "documentId" is required', { field: 'documentId' });
       if (!isUuid(q.documentId)) throw new AppError('INVALID_ID_FORMAT', 'Query parameter "documentId" must be a UUID', { field: 'documentId' });
-      if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket');
       req.sheetSession = await sheets.openSheetSession(req.server.platform, q.token, q.documentId.toLowerCase());
     },
     handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },

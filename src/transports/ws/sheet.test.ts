@@ -75,6 +75,15 @@ describe('GET /v1/sheet/ws', () => {
     t.platform.credentials.invalidate();
     expect((await open(v.token, vSheet)).status).toBe(401);
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/ws?token=${a.token}&documentId=${sheetId}` }), 426, 'UPGRADE_REQUIRED');
-    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/ws?token=${a.token}` }), 400, 'VALIDATION_ERROR');
+    // Spec 4.5: 426 without Upgrade, whatever the query; with Upgrade a missing documentId is 400.
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/ws?token=${a.token}` }), 426, 'UPGRADE_REQUIRED');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/sheet/ws' }), 426, 'UPGRADE_REQUIRED');
+    const noDoc = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${base}/v1/sheet/ws?token=${a.token}`);
+      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => { ws.close(); resolve(101); });
+      ws.on('error', () => {});
+    });
+    expect(noDoc).toBe(400);
   });
 });

@@ -2,6 +2,7 @@ import { actor, type ServiceContext } from '../../../core/context.js';
 import { notFound } from '../../../core/errors.js';
 import { STEP_UP_WINDOW_MS } from '../../../core/http/guard.js';
 import { settingsRepo } from './settings.repo.js';
+import { SYNC_TYPES } from '../../sync/sync.repo.js';
 
 /** The caller's profile in this organization, with the display choices of their personalization. */
 export async function getProfile(ctx: ServiceContext) {
@@ -70,6 +71,6 @@ export async function getSyncConfig(ctx: ServiceContext) {
     max_items: 500 as const,
     sync_on_reconnect: typeof o.sync_on_reconnect === 'boolean' ? o.sync_on_reconnect : true,
     storage_limit_mb: mb,
-    resource_types: ['entities', 'relationships', 'documents', 'tasks', 'comments'],
+    resource_types: [...SYNC_TYPES], // the types GET /v1/sync/{resourceType} serves, as /v1/preferences/offline-sync says
   };
 }
