@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import pg from 'pg';
+import { randomUUID } from 'node:crypto';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../src/core/errors.js';
 import { installErrorHandler, toAppError } from '../src/core/http/error-handler.js';
@@ -130,6 +131,14 @@ describe('on the app', () => {
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['data', 'success']);
     expect(body.success).toBe(true);
+  });
+
+  it('org_id in a query string is refused with 400 INVALID_PARAMETER (spec part 1), after authentication', async () => {
+    const other = randomUUID();
+    expect(errorOf(await t.app.inject({ url: `/v1/projects?org_id=${other}`, headers: a.auth }), 400, 'INVALID_PARAMETER').details).toMatchObject({ field: 'org_id' });
+    errorOf(await t.app.inject({ url: `/v1/me?org_id=${a.orgId}`, headers: a.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ url: `/v1/pricing?org_id=${other}` }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ url: `/v1/projects?org_id=${other}` }), 401, 'AUTH_REQUIRED');
   });
 
   it('text PostgreSQL cannot store (NUL, in text or jsonb) is 400 VALIDATION_ERROR, and nothing is written', async () => {

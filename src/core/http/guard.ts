@@ -57,6 +57,11 @@ function limitReached(reply: FastifyReply, result: RateLimitHit, max: number, wi
   }
 }
 
+function declaresOrgIdQuery(schema: unknown): boolean {
+  const q = (schema as { querystring?: { properties?: Record<string, unknown> } } | undefined)?.querystring;
+  return !!q?.properties && Object.hasOwn(q.properties, 'org_id');
+}
+
 /**
  * Rate limit of a response made before routing (Fastify's frameworkErrors: a badly encoded URL, an over-long path
  * parameter): it shares the unknown-route budget, so it carries the X-RateLimit-* headers like every response.
@@ -131,7 +136,7 @@ function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply): vo
   const routeOptions = req.routeOptions;
   const needs = routeOptions.config as RouteNeeds;
   const url = routeOptions.url ?? null;
-  if (needs.auth === 'public') return applyRateLimit(platform, req, reply, needs, null, url);
+  if (needs.auth === 'public') return afterAuth(platform, req, reply, needs, url, null, null);
   let principal: Principal | undefined;
   let token: string;
   try {
@@ -152,6 +157,11 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
   const limited = applyRateLimit(platform, req, reply, needs, principal, url);
   const rest = () => {
     if (authError) throw authError;
+    // Spec part 1: the organization comes from the credential; `org_id` is never accepted in a query string (a route
+    // whose query schema declares it, such as an SSO sign-in that names the organization, takes it as its own input).
+    if ((req.query as Record<string, unknown> | undefined)?.org_id !== undefined && !declaresOrgIdQuery(req.routeOptions.schema)) {
+      throw new AppError('INVALID_PARAMETER', 'Query parameter "org_id" is not accepted: the organization comes from the credential', { field: 'org_id' });
+    }
     if (!principal) return;
     req.principal = principal;
     req.ctx.principal = principal;
