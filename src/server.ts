@@ -8,7 +8,15 @@ import pino from 'pino';
 export async function serve(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  const running = await startPlatform(config, log);
+  let running: Awaited<ReturnType<typeof startPlatform>>;
+  try {
+    running = await startPlatform(config, log);
+  } catch (err) {
+    // A start that cannot happen (database unreachable, DATA_DIR in use...) says why in one line, without a stack.
+    log.fatal({ err }, 'could not start');
+    process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   let closing = false;
   const shutdown = async (signal: string, app?: Awaited<ReturnType<typeof buildApp>>) => {
     if (closing) return;

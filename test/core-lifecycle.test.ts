@@ -118,6 +118,19 @@ describe('server process', () => {
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   }, START_TIMEOUT_MS + 60_000);
 
+  it('a second server on the same DATA_DIR refuses to start and leaves the running one alone', async () => {
+    const first = await start();
+    const pgPid = postmasterPid()!;
+    const refused = await start().then(() => 'started', (err: Error) => err.message);
+    expect(refused).toContain('could not start: DATA_DIR');
+    expect(refused).toContain('is in use');
+    expect(alive(pgPid)).toBe(true);
+    expect((await api(first, 'GET', '/v1/health')).body).toMatchObject({ success: true, data: { database: 'ok' } });
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(await waitGone(pgPid, 10_000)).toBe(true);
+  }, 2 * START_TIMEOUT_MS + 60_000);
+
   it('SIGKILL: the next start on the same DATA_DIR recovers the left-over PostgreSQL and keeps the data', async () => {
     const first = await start();
     const pgPid = postmasterPid()!;

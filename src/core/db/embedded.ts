@@ -79,12 +79,34 @@ function isPostgresProcess(pid: number): boolean {
   try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres'); } catch { return os.platform() !== 'linux'; }
 }
 
-/** A crash of our process can leave PostgreSQL running or a stale postmaster.pid; recover from both. */
+/**
+ * The live Node.js process a running postmaster belongs to, if any: the platform process that started it is its
+ * parent. After that process died (a crash, SIGKILL), the postmaster has been handed to init (pid 1) or a reaper
+ * that is not Node.js, and it is ours to recover. Linux only (/proc); elsewhere null.
+ */
+function ownerOf(pid: number): number | null {
+  try {
+    const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    if (!(ppid > 1) || ppid === process.pid || !processAlive(ppid)) return null;
+    const cmd = readFileSync(`/proc/${ppid}/cmdline`, 'utf8').split('\0')[0];
+    return /(^|\/)node(js)?(\d+)?$/.test(cmd) || cmd === process.execPath ? ppid : null;
+  } catch { return null; }
+}
+
+/**
+ * A crash of our process can leave PostgreSQL running or a stale postmaster.pid; recover from both. A server that
+ * another running platform process owns is not stale: refuse to start rather than stop it under that process.
+ */
 async function recoverStale(pgData: string, log: (m: string) => void): Promise<void> {
   const pidFile = path.join(pgData, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   if (pid > 0 && processAlive(pid) && isPostgresProcess(pid)) {
+    const owner = ownerOf(pid);
+    if (owner !== null) {
+      throw new Error(`DATA_DIR ${path.dirname(pgData)} is in use: its embedded PostgreSQL (pid ${pid}) belongs to a running platform process (pid ${owner}). `
+        + 'Stop that process first, or start this one with another DATA_DIR (or DATABASE_URL). Admin commands (platform org create, ...) use the running server by themselves.');
+    }
     log(`embedded PostgreSQL: stopping a server left running by an earlier process (pid ${pid})`);
     process.kill(pid, 'SIGINT');
     for (let i = 0; i < 300 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
