@@ -133,6 +133,11 @@ describe('on the app', () => {
     expect(body.success).toBe(true);
   });
 
+  it('an offset beyond what a list can take is 400 INVALID_PARAMETER, not a database error', async () => {
+    errorOf(await t.app.inject({ url: '/v1/projects?offset=100000000000000000000', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    expect((await t.app.inject({ url: '/v1/projects?offset=2147483647', headers: a.auth })).json().data).toEqual([]);
+  });
+
   it('org_id in a query string is refused with 400 INVALID_PARAMETER (spec part 1), after authentication', async () => {
     const other = randomUUID();
     expect(errorOf(await t.app.inject({ url: `/v1/projects?org_id=${other}`, headers: a.auth }), 400, 'INVALID_PARAMETER').details).toMatchObject({ field: 'org_id' });

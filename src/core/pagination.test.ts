@@ -28,7 +28,8 @@ describe('query schemas', () => {
     expect(v(q)).toBe(true);
     expect(q).toEqual({ limit: 25, offset: 0 });
     expect(v({ limit: '100', offset: '7' })).toBe(true);
-    for (const bad of [{ limit: '0' }, { limit: '101' }, { limit: '1.5' }, { offset: '-1' }, { limit: 'x' }]) expect(v({ ...bad }), JSON.stringify(bad)).toBe(false);
+    for (const bad of [{ limit: '0' }, { limit: '101' }, { limit: '1.5' }, { offset: '-1' }, { limit: 'x' }, { offset: '2147483648' }, { offset: '100000000000000000000' }]) expect(v({ ...bad }), JSON.stringify(bad)).toBe(false);
+    expect(v({ offset: '2147483647' })).toBe(true);
   });
 
   it('PageQuery: page from 1, page_size within max; pageToOffset', () => {

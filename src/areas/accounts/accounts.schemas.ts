@@ -77,7 +77,10 @@ export const ApiKeyOut = Type.Object({
 });
 export const CreateApiKeyBody = Type.Object({
   name: Name(),
-  scopes: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
+  scopes: Type.Union([
+    Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
+    Type.Null({ description: 'null: a legacy key (the creator\'s full role; deprecated, every response carries the Deprecation header)' }),
+  ]),
   expires_at: Timestamp,
 }, strict);
 export const IdParams = Type.Object({ id: Uuid });

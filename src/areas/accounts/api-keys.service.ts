@@ -22,7 +22,7 @@ export async function insertApiKey(sql: Sql, orgId: string, userId: string, name
 
 /** Scope vocabulary and expiry rules, the same for every caller. */
 function validateKeyInput(input: CreateApiKeyInput): void {
-  const unknown = input.scopes.filter((s) => !isKnownScope(s));
+  const unknown = (input.scopes ?? []).filter((s) => !isKnownScope(s));
   if (unknown.length) throw new AppError('VALIDATION_ERROR', `Unknown scope(s): ${unknown.join(', ')}`, { field: 'scopes', unknown });
   const exp = Date.parse(input.expires_at);
   if (!(exp > Date.now())) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be in the future', { field: 'expires_at' });
@@ -30,7 +30,7 @@ function validateKeyInput(input: CreateApiKeyInput): void {
 }
 
 function assertAdminScopeAllowed(input: CreateApiKeyInput, holder: { isRoot: boolean; role: string }): void {
-  if (input.scopes.includes('admin') && !(holder.isRoot && holder.role === 'super_admin')) {
+  if (input.scopes?.includes('admin') && !(holder.isRoot && holder.role === 'super_admin')) {
     throw new AppError('VALIDATION_ERROR', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes' });
   }
 }
@@ -41,6 +41,7 @@ export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): v
   assertAdminScopeAllowed(input, { isRoot: p.org.isRoot, role: p.role });
   // A key never creates a key stronger than itself; a legacy key (scopes null) holds its creator's full role.
   if (p.kind === 'api_key' && p.scopes) {
+    if (input.scopes === null) throw new AppError('FORBIDDEN', 'A scoped API key cannot create a legacy key (scopes null holds the full role)', { scopes: null });
     const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
     if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
   }

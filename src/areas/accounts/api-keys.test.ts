@@ -202,6 +202,18 @@ describe('API key credentials', () => {
     expect(scoped.headers.deprecation).toBeUndefined();
   });
 
+  it('POST with scopes null creates a legacy key (design: null = legacy); a scoped key cannot create one', async () => {
+    const a = await newTenant(t.app);
+    const created = await createKey(a.auth, { scopes: null });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toMatchObject({ scopes: null, key: expect.stringMatching(/^svc_live_/) });
+    const res = await me(bearer(created.json().data.key));
+    expect(res.headers.deprecation).toBeDefined();
+    expect(res.json().data.credential).toMatchObject({ scopes: null, legacy: true });
+    const scoped = await a.apiKey(['projects:read']);
+    errorOf(await createKey(bearer(scoped), { scopes: null }), 403, 'FORBIDDEN');
+  });
+
   it('records last_used_at', async () => {
     const a = await newTenant(t.app);
     const key = await a.apiKey();

@@ -26,11 +26,11 @@ export function jsonDepth(v: unknown): number {
 export function assertBoundedJson(field: string, value: unknown, bounds: { maxBytes: number; maxDepth: number }): void {
   const bytes = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
   if (bytes > bounds.maxBytes) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `Field "${field}" is ${bytes} bytes when serialized; the limit is ${bounds.maxBytes}`, { field, maxBytes: bounds.maxBytes, bytes });
+    throw new AppError('PAYLOAD_TOO_LARGE', `Field "${field}" is ${bytes} bytes when serialized; the limit is ${bounds.maxBytes}`, { field, maxBytes: bounds.maxBytes, limit: bounds.maxBytes, bytes });
   }
   const depth = jsonDepth(value);
   if (depth > bounds.maxDepth) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `Field "${field}" nests ${depth} levels deep; the limit is ${bounds.maxDepth}`, { field, limit: bounds.maxDepth, depth });
+    throw new AppError('PAYLOAD_TOO_LARGE', `Field "${field}" nests ${depth} levels deep; the limit is ${bounds.maxDepth}`, { field, limit: bounds.maxDepth, maxBytes: bounds.maxBytes, depth });
   }
 }
 

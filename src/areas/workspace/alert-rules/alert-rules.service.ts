@@ -3,15 +3,15 @@ import { AppError, notFound, validation } from '../../../core/errors.js';
 import { audit } from '../../../core/audit.js';
 import { uuidv7 } from '../../../core/ids.js';
 import { assertBoundedJson } from '../common.js';
-import { workspaceAdapters } from '../adapters.js';
 import { assertConditions } from './conditions.js';
 import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
 import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
 
 /**
  * Creates an alert rule. event_type and its alias trigger_type: one is required, equal when both are given;
- * conditions and its alias condition likewise. Channels default to in_app; slack needs slack_webhook_url;
- * email answers 503 while SMTP is not configured and push always does (no push provider exists).
+ * conditions and its alias condition likewise. Channels default to in_app; slack needs slack_webhook_url. A rule is
+ * configuration: email and push rules are accepted whatever this deployment can deliver today, and a delivery it
+ * cannot make (no SMTP configured, no push provider) is recorded as failed with the reason, never dropped.
  */
 export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
   const p = requirePermission(ctx, 'alert_rule.manage');
@@ -33,12 +33,6 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   }
   if (input.slack_webhook_url && ctx.platform.config.nodeEnv === 'production' && !input.slack_webhook_url.startsWith('https://')) {
     throw validation('slack_webhook_url must use https', { field: 'slack_webhook_url' });
-  }
-  if (channels.includes('email') && !workspaceAdapters(ctx.platform).mailer.configured) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'E-mail delivery is not configured on this deployment (SMTP_URL, SMTP_FROM); use another channel', { channel: 'email' });
-  }
-  if (channels.includes('push')) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'Push delivery is not available on this deployment; use in_app, email or slack', { channel: 'push' });
   }
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const r = await alertRulesRepo.insert(sql, {
