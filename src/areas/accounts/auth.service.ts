@@ -22,7 +22,10 @@ async function throttle(ctx: ServiceContext, key: string, limit: { max: number; 
   try { r = await ctx.platform.rateLimitStore.hit(`auth:${key}`, limit.windowMs); } catch { return; } // the route limit still applies
   if (r.count <= limit.max) return;
   const retryAfter = Math.max(1, Math.ceil((r.resetAtMs - Date.now()) / 1000));
-  throw new AppError('RATE_LIMIT_EXCEEDED', `Too many attempts; retry after ${retryAfter} s`, { limit: limit.max, retryAfterSeconds: retryAfter }, { headers: { 'Retry-After': String(retryAfter) } });
+  // The 429's rate-limit headers describe this budget, the one that ran out (not the route's general one).
+  throw new AppError('RATE_LIMIT_EXCEEDED', `Too many attempts; retry after ${retryAfter} s`, { limit: limit.max, retryAfterSeconds: retryAfter }, {
+    headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(limit.max), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Math.ceil(r.resetAtMs / 1000)) },
+  });
 }
 // A real hash to compare against when the e-mail is unknown, so both failures take the same time.
 const dummyHash = hashPassword('not-a-real-password-placeholder');

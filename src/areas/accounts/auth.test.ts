@@ -146,6 +146,10 @@ describe('rate limits on auth routes', () => {
     const err = errorOf(res, 429, 'RATE_LIMIT_EXCEEDED');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(err.details?.retryAfterSeconds).toEqual(Number(res.headers['retry-after']));
+    // the rate-limit headers describe the budget that ran out
+    expect(res.headers['x-ratelimit-limit']).toBe('10');
+    expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
     // another account from the same address is not affected
     expect((await post('/v1/auth/login', { email: b.email, password: b.password })).statusCode).toBe(200);
   });

@@ -23,10 +23,10 @@ export default async function alertRuleRoutes(app: FastifyInstance) {
       const { items, total } = await svc.listDeliveries(req.ctx, (req.params as { alertRuleId: string }).alertRuleId, q);
       return okList(items, { total, ...q });
     });
-  // Reserved (spec 4.6, 9): always 501, for any UUID (see the service).
+  // Reserved (spec 4.6, 9): "always" 501, for any id, UUID or not (see the service).
   const reserved = (verb: string) => ({
     config: { scope: 'notifications:write', fixture: 'alert_rule' },
-    schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED`, params: S.RuleIdParams,
+    schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED`, params: Type.Object({ alertRuleId: Type.String({ minLength: 1, maxLength: 200 }) }),
       response: { 200: Type.Object({ success: Type.Literal(true), data: S.AlertRuleOut }, { description: 'Reserved for a future version; this version answers 501 NOT_IMPLEMENTED' }) } },
   });
   app.put('/v1/alert-rules/:alertRuleId', reserved('Update'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
