@@ -133,6 +133,14 @@ describe('on the app', () => {
     expect(body.success).toBe(true);
   });
 
+  it('a value outside a list of allowed values names them all', async () => {
+    const body = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', visibility: 'secret' } }), 400, 'VALIDATION_ERROR');
+    expect(body.message).toBe('Field "visibility" must be one of: "public", "private", "internal"');
+    expect(body.details).toMatchObject({ field: 'visibility', rule: 'enum', allowedValues: ['public', 'private', 'internal'] });
+    const query = errorOf(await t.app.inject({ url: '/v1/projects?status=gone', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    expect(query.details).toMatchObject({ field: 'status', allowedValues: ['active', 'archived', 'deleted', 'all'] });
+  });
+
   it('an offset beyond what a list can take is 400 INVALID_PARAMETER, not a database error', async () => {
     errorOf(await t.app.inject({ url: '/v1/projects?offset=100000000000000000000', headers: a.auth }), 400, 'INVALID_PARAMETER');
     expect((await t.app.inject({ url: '/v1/projects?offset=2147483647', headers: a.auth })).json().data).toEqual([]);

@@ -17,9 +17,20 @@ function fieldOf(e: AjvError): string {
   return path;
 }
 
+/**
+ * A union of literals (TypeBox `Union([Literal...])`) fails as one `const` error per allowed value, then `anyOf`:
+ * say "must be one of: a, b, c" instead of the first branch's "must be equal to constant".
+ */
+function asEnumError(errors: AjvError[]): AjvError | null {
+  const first = errors[0];
+  if (first.keyword !== 'const') return null;
+  const allowed = errors.filter((x) => x.keyword === 'const' && x.instancePath === first.instancePath).map((x) => x.params.allowedValue);
+  return { keyword: 'enum', instancePath: first.instancePath, message: `must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`, params: { allowedValues: allowed } };
+}
+
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
 function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }): AppError {
-  const e = err.validation[0];
+  const e = asEnumError(err.validation) ?? err.validation[0];
   const field = fieldOf(e);
   const where = err.validationContext ?? 'body';
   if (where === 'params') {
