@@ -1,5 +1,6 @@
 import { AppError, notFound } from '../../core/errors.js';
 import type { Sql } from '../../core/db/database.js';
+import { requirePermission, type ServiceContext } from '../../core/context.js';
 import { projectsRepo } from './projects.repo.js';
 import type { Page, Paged } from './projects.schemas.js';
 import { splitTotal } from './project-parts.repo.js';
@@ -28,4 +29,18 @@ export async function pageUnderProject<T>(sql: Sql, orgId: string, projectId: st
   if (total !== null) return { items, total, ...page };
   await requireProject(sql, orgId, projectId);
   return { items, total: page.offset === 0 ? 0 : await count(), ...page };
+}
+
+type PartLister<T> = {
+  rows: (sql: Sql, orgId: string, projectId: string, limit: number, offset: number) => Promise<Array<T & { total?: number }>>;
+  count: (sql: Sql, orgId: string, projectId: string) => Promise<number>;
+};
+
+/** The list route of a project's sub-resource (members, categories, phases, specs): `project.view`, one page. */
+export async function listUnderProject<T>(ctx: ServiceContext, input: { projectId: string } & Partial<Page>, part: PartLister<T>): Promise<Paged<T>> {
+  const p = requirePermission(ctx, 'project.view');
+  const page = clampPage(input);
+  return ctx.platform.db.tenant(p.orgId, (sql) => pageUnderProject<T>(sql, p.orgId, input.projectId, page,
+    () => part.rows(sql, p.orgId, input.projectId, page.limit, page.offset),
+    () => part.count(sql, p.orgId, input.projectId)));
 }

@@ -4,18 +4,14 @@ import { isUniqueViolation } from '../../core/db/database.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { partsRepo, type CategoryRow, type MemberRow, type PhaseRow } from './project-parts.repo.js';
-import { clampPage, pageUnderProject, requireProject } from './project-access.js';
+import { listUnderProject, requireProject } from './project-access.js';
 import type { AddMemberInput, CreateCategoryInput, CreatePhaseInput, Page, Paged } from './projects.schemas.js';
 
 type ProjectRef = { projectId: string };
 
 /** Members of a project, oldest first. */
 export async function listProjectMembers(ctx: ServiceContext, input: ProjectRef & Partial<Page>): Promise<Paged<MemberRow>> {
-  const p = requirePermission(ctx, 'project.view');
-  const page = clampPage(input);
-  return ctx.platform.db.tenant(p.orgId, (sql) => pageUnderProject<MemberRow>(sql, p.orgId, input.projectId, page,
-    () => partsRepo.members(sql, p.orgId, input.projectId, page.limit, page.offset),
-    () => partsRepo.countMembers(sql, p.orgId, input.projectId)));
+  return listUnderProject<MemberRow>(ctx, input, { rows: partsRepo.members, count: partsRepo.countMembers });
 }
 
 /** Adds a member of the organization to the project; a user outside the organization is 404, an existing member 409. */
@@ -33,11 +29,7 @@ export async function addProjectMember(ctx: ServiceContext, input: ProjectRef & 
 
 /** Categories of a project in creation order; `parent_id` links a sub-category to its parent. */
 export async function listCategories(ctx: ServiceContext, input: ProjectRef & Partial<Page>): Promise<Paged<CategoryRow>> {
-  const p = requirePermission(ctx, 'project.view');
-  const page = clampPage(input);
-  return ctx.platform.db.tenant(p.orgId, (sql) => pageUnderProject<CategoryRow>(sql, p.orgId, input.projectId, page,
-    () => partsRepo.categories(sql, p.orgId, input.projectId, page.limit, page.offset),
-    () => partsRepo.countCategories(sql, p.orgId, input.projectId)));
+  return listUnderProject<CategoryRow>(ctx, input, { rows: partsRepo.categories, count: partsRepo.countCategories });
 }
 
 /** Creates a category; the parent must be a category of the same project, names are unique under one parent. */
@@ -68,11 +60,7 @@ export async function createCategory(ctx: ServiceContext, input: ProjectRef & Cr
 
 /** Phases of a project ordered by sort_order (then creation). */
 export async function listPhases(ctx: ServiceContext, input: ProjectRef & Partial<Page>): Promise<Paged<PhaseRow>> {
-  const p = requirePermission(ctx, 'project.view');
-  const page = clampPage(input);
-  return ctx.platform.db.tenant(p.orgId, (sql) => pageUnderProject<PhaseRow>(sql, p.orgId, input.projectId, page,
-    () => partsRepo.phases(sql, p.orgId, input.projectId, page.limit, page.offset),
-    () => partsRepo.countPhases(sql, p.orgId, input.projectId)));
+  return listUnderProject<PhaseRow>(ctx, input, { rows: partsRepo.phases, count: partsRepo.countPhases });
 }
 
 /** Creates a phase; without sort_order it goes after the last one. */

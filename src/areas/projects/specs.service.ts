@@ -3,16 +3,12 @@ import { requirePermission, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { partsRepo, type SpecRow } from './project-parts.repo.js';
-import { clampPage, pageUnderProject, requireProject } from './project-access.js';
+import { listUnderProject, requireProject } from './project-access.js';
 import type { CreateSpecInput, Page, Paged } from './projects.schemas.js';
 
 /** Specs of a project, newest first. */
 export async function listSpecs(ctx: ServiceContext, input: { projectId: string } & Partial<Page>): Promise<Paged<SpecRow>> {
-  const p = requirePermission(ctx, 'project.view');
-  const page = clampPage(input);
-  return ctx.platform.db.tenant(p.orgId, (sql) => pageUnderProject<SpecRow>(sql, p.orgId, input.projectId, page,
-    () => partsRepo.specs(sql, p.orgId, input.projectId, page.limit, page.offset),
-    () => partsRepo.countSpecs(sql, p.orgId, input.projectId)));
+  return listUnderProject<SpecRow>(ctx, input, { rows: partsRepo.specs, count: partsRepo.countSpecs });
 }
 
 /** Creates a spec (title required, content defaults to empty). */
