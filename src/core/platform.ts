@@ -61,7 +61,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
   try {
     await migrate(url, (m) => log.info({}, m));
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
-    const db = new Database({ url, poolSize: config.dbPoolSize, appUrl });
+    const db = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
     const box = new SecretBox(encryptionKey(config));
     const signer = await TokenSigner.load(db, box);
     const rateLimitStore = new MemoryRateLimitStore();

@@ -7,7 +7,7 @@ import slugRoutes from './slugs/slugs.routes.js';
 import notificationRoutes from './notifications/notifications.routes.js';
 import alertRuleRoutes from './alert-rules/alert-rules.routes.js';
 import { createBuiltInNotifications, owesBuiltInNotifications } from './notifications/subscriber.js';
-import { alertRulesRepo } from './alert-rules/alert-rules.repo.js';
+import { enabledRuleTypes } from './alert-rules/enabled-rule-types.js';
 import { OVERDUE_SCAN_MS, scanOverdueTasks } from './notifications/overdue.js';
 import { DELIVERY_JOB, EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './alert-rules/dispatch.js';
 import { deliveryHandler } from './alert-rules/delivery.js';
@@ -16,13 +16,13 @@ import { workspaceAdapters } from './adapters.js';
 /**
  * Turns one bus event into its in-app notifications and alert deliveries, in one transaction (so either
  * both are recorded or neither); a failing attempt is retried once, then logged. Most events owe nothing
- * (no recipient, no enabled rule for their type): one read says so, without opening a transaction.
+ * (no recipient, no enabled rule for their type): the in-memory EnabledRuleTypes says so, without a database read.
  */
 export async function handleWorkspaceEvent(platform: Platform, event: PlatformEvent): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       if (!owesBuiltInNotifications(event)
-        && !(await platform.db.tenant(event.orgId, (sql) => alertRulesRepo.anyEnabledFor(sql, event.orgId, event.type)))) return;
+        && !(await enabledRuleTypes(platform.db).has(event.orgId, event.type))) return;
       const queued = await platform.db.tenantTx(event.orgId, async (sql) => {
         await createBuiltInNotifications(sql, event);
         return queueAlertDeliveries(sql, event, { emailConfigured: workspaceAdapters(platform).mailer.configured });
@@ -47,6 +47,7 @@ export default async function workspaceArea(app: FastifyInstance) {
   platform.jobs.register(DELIVERY_JOB, deliveryHandler(platform));
   if (workspaceAdapters(platform).mailer.configured) platform.jobs.register(EMAIL_DELIVERY_JOB, deliveryHandler(platform));
   platform.jobs.every('workspace.overdue-tasks', OVERDUE_SCAN_MS, async () => { await scanOverdueTasks(platform); });
+  enabledRuleTypes(platform.db); // subscribes now, so the listener is live by the first event
   const unsubscribe = platform.events.subscribe((e) => (e.orgId ? handleWorkspaceEvent(platform, e) : undefined));
   app.addHook('onClose', async () => { unsubscribe(); workspaceAdapters(platform).mailer.close(); });
 }

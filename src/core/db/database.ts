@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DbListener } from './listener.js';
 
 /** The role every request runs as. Not a superuser, not the table owner: row-level security applies to it. */
 export const APP_ROLE = 'platform_app';
@@ -57,6 +58,8 @@ export interface DatabaseOptions {
   appName?: string;
   /** A login of APP_ROLE itself: requests then cannot leave the role at all (no RESET ROLE to the owner). */
   appUrl?: string | null;
+  /** Where the change listener reports a lost connection (it reconnects by itself). */
+  onListenerError?: (err: Error) => void;
 }
 
 /**
@@ -67,6 +70,8 @@ export class Database {
   readonly system: pg.Pool;
   readonly app: pg.Pool;
   readonly sys: Sql;
+  /** LISTEN/NOTIFY for in-process caches of database state (opens on first subscription). */
+  readonly listener: DbListener;
 
   constructor(opts: DatabaseOptions) {
     const base = { connectionString: opts.url, application_name: opts.appName ?? 'platform-api' };
@@ -84,6 +89,7 @@ export class Database {
     this.system.on('error', swallow);
     this.app.on('error', swallow);
     this.sys = wrap(this.system);
+    this.listener = new DbListener(opts.url, opts.onListenerError);
   }
 
   /** Runs fn on one app-role connection whose `app.org_id` is orgId; no transaction (one statement is atomic). */
@@ -153,7 +159,7 @@ export class Database {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.app.end(), this.system.end()]);
+    await Promise.allSettled([this.listener.close(), this.app.end(), this.system.end()]);
   }
 }
 

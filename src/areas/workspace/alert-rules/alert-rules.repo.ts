@@ -19,8 +19,8 @@ export const alertRulesRepo = {
       [orgId, page.limit, page.offset]),
   count: async (sql: Sql, orgId: string) => (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM alert_rules WHERE org_id = $1`, [orgId]))!.n,
   byId: (sql: Sql, orgId: string, id: string) => sql.one<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules WHERE org_id = $1 AND id = $2`, [orgId, id]),
-  anyEnabledFor: async (sql: Sql, orgId: string, eventType: string) =>
-    (await sql.one<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM alert_rules WHERE org_id = $1 AND event_type = $2 AND is_enabled) AS any`, [orgId, eventType]))!.any,
+  enabledEventTypes: async (sql: Sql, orgId: string) =>
+    (await sql.query<{ event_type: string }>(`SELECT DISTINCT event_type FROM alert_rules WHERE org_id = $1 AND is_enabled`, [orgId])).map((r) => r.event_type),
 
   enabledFor: (sql: Sql, orgId: string, eventType: string) =>
     sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules WHERE org_id = $1 AND event_type = $2 AND is_enabled ORDER BY id`, [orgId, eventType]),

@@ -6,6 +6,7 @@ import { assertBoundedJson } from '../common.js';
 import { assertConditions } from './conditions.js';
 import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
 import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
+import { enabledRuleTypes } from './enabled-rule-types.js';
 
 /**
  * Creates an alert rule. event_type and its alias trigger_type: one is required, equal when both are given;
@@ -43,6 +44,8 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
     await audit(sql, ctx, { action: 'alert_rule.created', targetType: 'alert_rule', targetId: r.id, details: { event_type: eventType, channels } });
     return r;
   });
+  // Before answering: an event this client causes next must see the rule (the announcement may still be on its way).
+  enabledRuleTypes(ctx.platform.db).forget(p.orgId);
   return ruleView(row);
 }
 
