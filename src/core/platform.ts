@@ -75,6 +75,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       platform,
       async close() {
         await platform.jobs.stop();
+        await platform.credentials.settled();
         rateLimitStore.close();
         await db.close();
         if (embedded) await embedded.stop();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { Database } from '../db/database.js';
 import { safeEqual } from '../crypto.js';
@@ -26,15 +27,41 @@ function orgOf(r: Row): OrgSnapshot {
 /**
  * Resolves a bearer credential to a Principal. Results are cached in memory for a short TTL; any change
  * that can revoke a credential (logout, key revocation, membership or entitlement change) calls
- * `invalidate()`, which empties the cache at once on this node.
+ * `invalidate()`, which empties the cache at once on this process and announces it on CREDENTIALS_CHANNEL, so every
+ * other process on the database (other instances, a server after a CLI command) empties its cache within
+ * milliseconds too. While a process's listener is down, the TTL is what bounds how long a revoked credential lasts there.
  */
+export const CREDENTIALS_CHANNEL = 'credentials_changed';
+
 export class CredentialResolver {
   private cache = new Map<string, { principal: Principal; until: number; tokenExp?: number }>();
   private lastUsedWritten = new Map<string, number>();
+  /** Bumped by every invalidation: a lookup that started before one is answered but not cached. */
+  private generation = 0;
+  /** Our own announcements come back to us; they need no second clear. */
+  private readonly instance = randomUUID();
+  private announced: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly db: Database, private readonly signer: TokenSigner, private readonly ttlMs: number) {}
+  constructor(private readonly db: Database, private readonly signer: TokenSigner, private readonly ttlMs: number) {
+    db.listener.subscribe(CREDENTIALS_CHANNEL, {
+      notify: (from) => { if (from !== this.instance) this.clear(); },
+      reset: () => this.clear(),
+    });
+  }
 
-  invalidate(): void { this.cache.clear(); }
+  invalidate(): void {
+    this.clear();
+    const sent = this.db.sys.exec(`SELECT pg_notify('${CREDENTIALS_CHANNEL}', $1)`, [this.instance]).catch(() => {});
+    this.announced = Promise.all([this.announced, sent]);
+  }
+
+  /** Resolves once every invalidation so far has been announced (awaited before the platform closes, e.g. after a CLI command). */
+  async settled(): Promise<void> { await this.announced; }
+
+  private clear(): void {
+    this.generation++;
+    this.cache.clear();
+  }
 
   /** The cached principal of a token, without waiting (undefined when it must be looked up); throws when it expired. */
   cached(token: string): Principal | undefined {
@@ -50,9 +77,10 @@ export class CredentialResolver {
     const hit = this.cached(token);
     if (hit) return hit;
     const now = Date.now();
+    const generation = this.generation;
     const { principal, tokenExp } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
     if (this.cache.size > 50_000) this.cache.clear();
-    this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp });
+    if (generation === this.generation) this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp });
     if (principal.apiKeyId) this.touchKey(principal.apiKeyId, principal.orgId, now);
     return principal;
   }
