@@ -129,6 +129,28 @@ describe('GET /v1/projects', () => {
     expect(await ids('?status=deleted')).toEqual([deleted]);
     expect(await ids('?status=all')).toEqual([deleted, archived, active]);
   });
+
+  it('pagination.total of each status stays exact through archive, unarchive, delete and restore (kept counters)', async () => {
+    const c = await newTenant(t.app);
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push((await createProject(t.app, c)).id);
+    const put = (id: string, is_active: boolean) => t.app.inject({ method: 'PUT', url: `/v1/projects/${id}`, headers: c.auth, payload: { is_active } });
+    await put(made[0], false);
+    await put(made[1], false);
+    await put(made[1], true);
+    await t.app.inject({ method: 'DELETE', url: `/v1/projects/${made[2]}`, headers: c.auth });
+    await t.app.inject({ method: 'DELETE', url: `/v1/projects/${made[3]}`, headers: c.auth });
+    await put(made[3], true); // a deleted project is restored by unarchiving
+    const total = async (q: string) => (await t.app.inject({ method: 'GET', url: `/v1/projects?limit=1${q}`, headers: c.auth })).json().pagination.total;
+    const counted = async (where: string) => Number((await t.platform.db.sys.one<{ n: string }>(`SELECT count(*) AS n FROM projects WHERE org_id = $1 AND ${where}`, [c.orgId]))!.n);
+    expect([await total(''), await total('&status=archived'), await total('&status=deleted'), await total('&status=all')]).toEqual([3, 1, 1, 5]);
+    expect([await counted('is_active'), await counted('NOT is_active AND deleted_at IS NULL'), await counted('deleted_at IS NOT NULL')]).toEqual([3, 1, 1]);
+    // Past the last page the total is still answered (no row carries it).
+    expect((await t.app.inject({ method: 'GET', url: '/v1/projects?offset=10', headers: c.auth })).json().pagination).toMatchObject({ total: 3, has_more: false });
+    // A new organization has no counter row yet: zero, not an error.
+    const d = await newTenant(t.app);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/projects?status=all', headers: d.auth })).json().pagination.total).toBe(0);
+  });
 });
 
 describe('GET/PUT/DELETE /v1/projects/{projectId}', () => {
