@@ -23,10 +23,14 @@ export function listTasksSql(f: ListTasksFilter): { text: string; params: (p: { 
     order.push('status');
   }
   const conds = (a: string) => `${a}.org_id = $1 AND ${a}.project_id = $2 ${where.map((w) => w(a)).join(' ')}`;
-  // The total is an uncorrelated subquery (once per statement, from the same index, without the rows' columns),
-  // not count(*) OVER () in the page's subquery, which fetches every matching row in full before LIMIT.
+  // Without filters the total is the project's kept count (migration 0053: a sum of at most 64 striped rows, exact in
+  // the reading transaction). With filters it is an uncorrelated subquery (once per statement, from the same index,
+  // without the rows' columns), not count(*) OVER () in the page's subquery, which fetches every matching row in full.
+  const total = where.length
+    ? `(SELECT count(*) FROM tasks c WHERE ${conds('c')})`
+    : `(SELECT COALESCE(sum(c.n), 0) FROM task_counts c WHERE c.org_id = $1 AND c.project_id = $2)`;
   const text = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
-      t.due_date, t.created_at, t.updated_at, (SELECT count(*) FROM tasks c WHERE ${conds('c')}) AS total
+      t.due_date, t.created_at, t.updated_at, ${total}::int AS total
     FROM (SELECT t.org_id, t.id, t.project_id, t.spec_id, t.title, t.status_id, t.priority, t.assigned_to, t.due_date, t.created_at, t.updated_at
           FROM tasks t WHERE ${conds('t')}
           ORDER BY t.id DESC LIMIT $3 OFFSET $4) t

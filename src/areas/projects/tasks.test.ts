@@ -202,6 +202,22 @@ describe('concurrency', () => {
       expect([r1.statusCode, r2.statusCode].sort()).toEqual([200, 400]);
     }
   });
+
+  it('pagination.total of an unfiltered list stays exact under concurrent creation and deletion (kept, striped count)', async () => {
+    const p = await createProject(t.app, a);
+    const other = await createProject(t.app, a);
+    const made = await Promise.all(Array.from({ length: 24 }, () => createTask(t.app, a, p.id)));
+    await createTask(t.app, a, other.id);
+    await Promise.all(made.slice(0, 7).map((id) => req('DELETE', `/v1/tasks/${id}`)));
+    const list = (await req('GET', `/v1/projects/${p.id}/tasks?limit=5`)).json();
+    expect(list.pagination).toMatchObject({ total: 17, has_more: true });
+    const counted = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1 AND project_id = $2`, [a.orgId, p.id]);
+    expect(counted!.n).toBe(17);
+    // A filtered list counts its own matches; past the last page the total is still answered.
+    expect((await req('GET', `/v1/projects/${p.id}/tasks?status=todo&limit=5`)).json().pagination.total).toBe(17);
+    expect((await req('GET', `/v1/projects/${p.id}/tasks?offset=100`)).json().pagination).toMatchObject({ total: 17, has_more: false });
+    expect((await req('GET', `/v1/projects/${other.id}/tasks`)).json().pagination.total).toBe(1);
+  });
 });
 
 describe('DELETE and cross-tenant', () => {
