@@ -11,11 +11,17 @@ import { emit } from './task.events.js';
 
 const slugExists = (slug: string) => new AppError('PROJECT_SLUG_EXISTS', `Project slug "${slug}" is already used in this organization`, { field: 'slug' });
 
-async function assertUnderProjectLimit(sql: Sql, ctx: ServiceContext): Promise<void> {
+/**
+ * Takes the organization's project lock, then checks the plan limit. The lock is taken on every plan, unlimited
+ * ones included: it also serializes the probe for a free generated slug ("-2", "-3", ...), without which two
+ * concurrent creations from the same name both pick the same slug and the second fails with PROJECT_SLUG_EXISTS
+ * although it sent no slug.
+ */
+async function lockAndAssertUnderProjectLimit(sql: Sql, ctx: ServiceContext): Promise<void> {
   const p = actor(ctx);
+  await projectsRepo.lockOrgProjects(sql, p.orgId);
   const max = tierLimits(p.org.planTier).max_projects;
   if (max === null) return;
-  await projectsRepo.lockOrgProjects(sql, p.orgId);
   if ((await projectsRepo.countActive(sql, p.orgId)) >= max) {
     throw new AppError('PROJECT_LIMIT_REACHED', `The ${p.org.planTier} plan allows ${max} active projects; archive one or upgrade the plan`, { limit: max, plan_tier: p.org.planTier });
   }
@@ -48,7 +54,7 @@ export async function createProject(ctx: ServiceContext, input: CreateProjectInp
   let slug = input.slug ?? slugify(name);
   try {
     const project = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-      await assertUnderProjectLimit(sql, ctx);
+      await lockAndAssertUnderProjectLimit(sql, ctx);
       if (input.slug !== undefined) {
         if (await projectsRepo.slugTaken(sql, p.orgId, slug)) throw slugExists(slug);
       } else {
@@ -85,7 +91,7 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
       const before = await projectsRepo.byId(sql, p.orgId, projectId, true);
       if (!before) throw notFound('Project');
       if (fields.slug !== undefined && fields.slug !== before.slug && await projectsRepo.slugTaken(sql, p.orgId, fields.slug, projectId)) throw slugExists(fields.slug);
-      if (fields.is_active === true && !before.is_active) await assertUnderProjectLimit(sql, ctx);
+      if (fields.is_active === true && !before.is_active) await lockAndAssertUnderProjectLimit(sql, ctx);
       const after = (await projectsRepo.update(sql, p.orgId, projectId, {
         name: fields.name?.trim(), slug: fields.slug, description: fields.description, visibility: fields.visibility,
         settings: fields.settings, isActive: fields.is_active,

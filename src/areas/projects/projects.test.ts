@@ -91,6 +91,17 @@ describe('POST /v1/projects', () => {
   });
 });
 
+describe('POST /v1/projects concurrency', () => {
+  it('concurrent creations from the same name without a slug all succeed with distinct generated slugs, also on a plan without a project limit', async () => {
+    const c = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE organizations SET plan_tier = 'enterprise' WHERE id = $1`, [c.orgId]);
+    t.platform.credentials.invalidate();
+    const rs = await Promise.all(Array.from({ length: 6 }, () => t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'Same Name' } })));
+    expect(rs.map((r) => r.statusCode)).toEqual(Array(6).fill(201));
+    expect(new Set(rs.map((r) => r.json().data.slug))).toEqual(new Set(['same-name', 'same-name-2', 'same-name-3', 'same-name-4', 'same-name-5', 'same-name-6']));
+  });
+});
+
 describe('GET /v1/projects', () => {
   it('paginates with offset + limit and has_more; default limit 50, max 100', async () => {
     const c = await newTenant(t.app);

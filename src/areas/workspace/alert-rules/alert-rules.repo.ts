@@ -28,6 +28,8 @@ export const alertRulesRepo = {
   deliveries: (sql: Sql, orgId: string, ruleId: string, page: { limit: number; offset: number }) =>
     sql.query<Record<string, unknown> & { total: number }>(`SELECT ${DELIVERY_COLS}, count(*) OVER ()::int AS total FROM alert_deliveries
       WHERE org_id = $1 AND alert_rule_id = $2 ORDER BY id DESC LIMIT $3 OFFSET $4`, [orgId, ruleId, page.limit, page.offset]),
+  countDeliveries: async (sql: Sql, orgId: string, ruleId: string) =>
+    (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM alert_deliveries WHERE org_id = $1 AND alert_rule_id = $2`, [orgId, ruleId]))!.n,
   insertDelivery: (sql: Sql, d: { orgId: string; id: string; ruleId: string; eventType: string; targetType: string | null; targetId: string | null; channel: string; event: unknown; failedWith?: string }) =>
     sql.exec(`INSERT INTO alert_deliveries (org_id, id, alert_rule_id, event_type, target_type, target_id, channel, event, status, last_error)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,

@@ -64,7 +64,9 @@ export async function listDeliveries(ctx: ServiceContext, ruleId: string, page: 
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
     if (!(await alertRulesRepo.byId(sql, p.orgId, ruleId))) throw notFound('Alert rule');
     const rows = await alertRulesRepo.deliveries(sql, p.orgId, ruleId, page);
-    return { items: rows.map(({ total: _t, ...d }) => d), total: rows[0]?.total ?? 0 };
+    // A page past the end has no row to carry count(*) OVER (): count apart, so `total` stays exact (spec 2.1).
+    const total = rows[0]?.total ?? (page.offset === 0 ? 0 : await alertRulesRepo.countDeliveries(sql, p.orgId, ruleId));
+    return { items: rows.map(({ total: _t, ...d }) => d), total };
   });
 }
 

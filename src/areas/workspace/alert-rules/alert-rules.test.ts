@@ -151,6 +151,19 @@ describe('GET /v1/alert-rules/{alertRuleId}/deliveries', () => {
     expect(cross).toEqual(random);
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/alert-rules/nope/deliveries', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
   });
+
+  it('pagination.total stays the number of deliveries on a page past the end', async () => {
+    const a = await newTenant(t.app);
+    const id = (await post(a.auth, { name: 'x', event_type: 'project.created', channels: ['in_app'] })).json().data.id;
+    for (let i = 0; i < 2; i++) {
+      await handleWorkspaceEvent(t.platform, { type: 'project.created', orgId: a.orgId, actorUserId: a.userId, targetType: 'project', targetId: uuidv7(), data: { name: `P${i}` }, at: new Date().toISOString() });
+    }
+    const url = `/v1/alert-rules/${id}/deliveries`;
+    expect((await t.app.inject({ method: 'GET', url, headers: a.auth })).json().pagination).toEqual({ total: 2, limit: 50, offset: 0, has_more: false });
+    const past = await t.app.inject({ method: 'GET', url: `${url}?offset=10&limit=5`, headers: a.auth });
+    expect(past.statusCode).toBe(200);
+    expect(past.json()).toEqual({ success: true, data: [], pagination: { total: 2, limit: 5, offset: 10, has_more: false } });
+  });
 });
 
 describe('delivery without SMTP', () => {

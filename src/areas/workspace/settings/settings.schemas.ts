@@ -13,7 +13,7 @@ export const BCP47 = '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$';
 
 export const OrgSettingsOut = Type.Object({ settings: JsonObject('The organization settings document'), updated_at: Timestamp });
 export const PutOrgSettingsBody = Type.Object({
-  settings: JsonObject('Top-level keys to set; a null value removes the key; keys not given are kept. Max 64 KB and depth 8 after merging.'),
+  settings: JsonObject('Top-level keys (1-200 chars) to set; a null value removes the key; keys not given are kept. Max 64 KB and depth 8 after merging.'),
 }, strict);
 export const KeyValueOut = Type.Object({ key: Type.String(), value: Type.Unknown() });
 
@@ -48,7 +48,7 @@ export type PersonalizationInput = Static<typeof PutPersonalizationBody>;
 
 export const PreferencesOut = Type.Object({ preferences: JsonObject(), updated_at: Type.Union([Timestamp, Type.Null()]) });
 export const PutPreferencesBody = Type.Object({
-  preferences: JsonObject('Top-level keys to set; a null value removes the key. Max 64 KB and depth 8 after merging (413 PAYLOAD_TOO_LARGE).'),
+  preferences: JsonObject('Top-level keys (1-200 chars) to set; a null value removes the key. Max 64 KB and depth 8 after merging (413 PAYLOAD_TOO_LARGE).'),
 }, strict);
 
 export const ProfileOut = Type.Object({

@@ -2,7 +2,7 @@ import { actor, requirePermission, type ServiceContext } from '../../../core/con
 import { notFound } from '../../../core/errors.js';
 import { audit } from '../../../core/audit.js';
 import type { Sql } from '../../../core/db/database.js';
-import { assertBoundedJson, mergeTopLevel } from '../common.js';
+import { assertBoundedJson, assertSettingKeys, mergeTopLevel } from '../common.js';
 import { settingsRepo } from './settings.repo.js';
 import { SETTINGS_BOUNDS, STAY_LOGGED_IN_HOURS, type PersonalizationInput } from './settings.schemas.js';
 
@@ -24,6 +24,7 @@ export async function getOrgSetting(ctx: ServiceContext, key: string) {
 /** Merges top-level keys into the organization settings (null removes a key); needs org.manage_settings. */
 export async function putOrgSettings(ctx: ServiceContext, patch: Record<string, unknown>) {
   const p = requirePermission(ctx, 'org.manage_settings');
+  assertSettingKeys('settings', patch);
   // The credential cache's organization snapshot does not carry settings, so it stays valid.
   const out = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const cur = await settingsRepo.orgSettingsForUpdate(sql, p.orgId);
@@ -107,6 +108,7 @@ export async function getPreference(ctx: ServiceContext, key: string) {
 /** Merges top-level keys into the caller's preferences (null removes); 413 beyond 64 KB or depth 8. */
 export async function putPreferences(ctx: ServiceContext, patch: Record<string, unknown>) {
   const p = actor(ctx);
+  assertSettingKeys('preferences', patch);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const prev = await settingsRepo.userDocForUpdate(sql, p.orgId, p.userId, 'preferences');
     const next = mergeTopLevel(prev?.value ?? {}, patch);

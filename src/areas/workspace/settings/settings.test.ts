@@ -135,6 +135,13 @@ describe('preferences', () => {
     expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences).toEqual({ sidebar: { collapsed: true }, tz: 'UTC' });
   });
 
+  it('concurrent first PUTs of different keys all survive the merge (the missing row is locked too)', async () => {
+    const a = await newTenant(t.app);
+    const rs = await Promise.all(Array.from({ length: 6 }, (_, i) => req('PUT', '/v1/settings/preferences', a.auth, { preferences: { [`k${i}`]: i } })));
+    expect(rs.map((r) => r.statusCode)).toEqual(Array(6).fill(200));
+    expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences).toEqual({ k0: 0, k1: 1, k2: 2, k3: 3, k4: 4, k5: 5 });
+  });
+
   it('is per user', async () => {
     const a = await newTenant(t.app);
     const m = await memberOf(t.app, a);
@@ -187,6 +194,26 @@ describe('profile, security, skills, sync-config', () => {
     for (const url of ['/v1/settings/personalization', '/v1/settings/preferences', '/v1/settings/preferences/x', '/v1/settings/org/x', '/v1/settings/profile',
       '/v1/settings/security', '/v1/settings/skills', '/v1/settings/ai-skills', '/v1/settings/sync-config', '/v1/settings/views']) {
       errorOf(await t.app.inject({ method: 'GET', url }), 401, 'AUTH_REQUIRED');
+    }
+  });
+});
+
+describe('setting and preference keys are 1-200 characters on write too (spec part 8)', () => {
+  it('PUT refuses an empty or 201-character top-level key with 400 VALIDATION_ERROR and writes nothing; 200 is accepted', async () => {
+    const a = await newTenant(t.app);
+    for (const [url, field] of [['/v1/settings/org', 'settings'], ['/v1/settings/preferences', 'preferences']] as const) {
+      for (const key of ['', 'k'.repeat(201), '😀'.repeat(201)]) {
+        const e = errorOf(await req('PUT', url, a.auth, { [field]: { ok: 1, [key]: 1 } }), 400, 'VALIDATION_ERROR');
+        expect(e.details).toMatchObject({ field, reason: 'KEY_LENGTH', minLength: 1, maxLength: 200 });
+      }
+      expect((await req('GET', url, a.auth)).json().data[field]).toEqual({});
+      const k200 = '😀'.repeat(200); // code points, as GET .../{key} counts them
+      expect((await req('PUT', url, a.auth, { [field]: { [k200]: 1 } })).statusCode).toBe(200);
+      const one = await req('GET', `${url}/${encodeURIComponent(k200)}`, a.auth);
+      expect(one.statusCode).toBe(200);
+      expect(one.json().data).toEqual({ key: k200, value: 1 });
+      // A null value removes; removing a key that cannot exist is harmless and accepted.
+      expect((await req('PUT', url, a.auth, { [field]: { [k200]: null, ['k'.repeat(201)]: null } })).json().data[field]).toEqual({});
     }
   });
 });
