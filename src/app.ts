@@ -36,7 +36,8 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : uuidv7();
     },
-    return503OnClosing: true,
+    // Off: Fastify's own 503 body is not the envelope; the guard answers requests arriving during the drain.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 500 },
     frameworkErrors: frameworkErrorHandler,
@@ -59,6 +60,13 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // Browsers get CORS headers only for allowlisted origins; calls without Origin (servers) are untouched.
     origin: (origin, cb) => cb(null, origin ? config.corsOrigins.includes(origin) || config.corsOrigins.includes('*') : false),
     credentials: false,
+    // The plugin's default (GET,HEAD,POST) would make browsers refuse every PUT, PATCH and DELETE of the API.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    // A preflight goes on through the guard (public: X-Request-Id and the X-RateLimit-* headers, like every response)
+    // to the plugin's catch-all OPTIONS route, which answers 204 (see openapi.ts). An OPTIONS without
+    // Access-Control-Request-Method is answered the same way rather than with the plugin's text/plain 400.
+    preflightContinue: true,
+    strictPreflight: false,
     exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'Deprecation', 'ETag', 'MCP-Session-Id'],
     maxAge: 600,
   });

@@ -173,6 +173,17 @@ describe('platform CLI: admin commands', () => {
     }
     expect((await cli('api-key', '--help')).out).toContain('platform api-key create');
   });
+
+  it('serve and migrate: --help prints their usage (serve does not start a server); unknown options exit 2', async () => {
+    for (const c of ['serve', 'migrate']) {
+      const help = await cli(c, '--help');
+      expect({ c, code: help.code, err: help.err }).toEqual({ c, code: 0, err: '' });
+      expect(help.out).toContain(`Usage: platform ${c}`);
+      const bad = await cli(c, '--colour', 'red');
+      expect({ c, code: bad.code }).toEqual({ c, code: 2 });
+      expect(bad.err).toContain(`Usage: platform ${c}`);
+    }
+  });
 });
 
 describe('platform CLI: the bin', () => {
@@ -182,5 +193,13 @@ describe('platform CLI: the bin', () => {
     expect(r.stdout).toContain('Usage: platform <command>');
     expect(r.stdout).toContain('api-key create');
     expect(r.status).toBe(0);
+  }, 180_000);
+
+  it('serve refuses a bad setting with one line naming it and exit code 1, before touching the database', () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const env = { ...process.env, DEFAULT_PLAN_TIER: 'gold', DATA_DIR: path.join(root, 'no-such-data-dir'), PORT: '0' };
+    const r = spawnSync(process.execPath, [path.join(root, 'bin', 'platform.mjs'), 'serve'], { cwd: root, env, encoding: 'utf8', timeout: 170_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr.replace(/^Building \(tsc\)\.\.\.\n/, '')).toBe('platform: could not start: DEFAULT_PLAN_TIER must be one of academic_free, pro, team, business, enterprise\n');
   }, 180_000);
 });

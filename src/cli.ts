@@ -240,16 +240,30 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   return code;
 }
 
+const SERVE_USAGE = 'Usage: platform serve\n\nStarts the API server (what `npm start` runs). Configuration comes from the environment: PORT, DATA_DIR,\nDATABASE_URL and the other variables of the README.\n';
+const MIGRATE_USAGE = 'Usage: platform migrate [--json]\n\nApplies pending migrations to DATABASE_URL or the embedded database under DATA_DIR.\n';
+
+/** The flags of a command without options of its own (`--json`, `--help`); a usage error gives exit code 2. */
+function flagsOf(args: string[], usage: string, io: Io): { json?: boolean; help?: boolean } | number {
+  try {
+    return parseArgs({ args, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: false, strict: true }).values;
+  } catch (err) { io.stderr(`${(err as Error).message}\n\n${usage}`); return 2; }
+}
+
 async function dispatch(argv: string[], io: Io): Promise<number> {
   const [command, sub] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') { io.stdout(USAGE); return 0; }
-  if (command === 'serve') { const { serve } = await import('./server.js'); await serve(); return 0; }
+  if (command === 'serve') {
+    // `serve --help` must print the usage, not start a server (and a mistyped option must not be ignored).
+    const values = flagsOf(argv.slice(1), SERVE_USAGE, io);
+    if (typeof values === 'number') return values;
+    if (values.help) { io.stdout(SERVE_USAGE); return 0; }
+    const { serve } = await import('./server.js'); await serve(); return 0;
+  }
   if (command === 'migrate') {
-    let values: { json?: boolean; help?: boolean };
-    try {
-      ({ values } = parseArgs({ args: argv.slice(1), options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: false }));
-    } catch (err) { io.stderr(`${(err as Error).message}\n`); return 2; }
-    if (values.help) { io.stdout('Usage: platform migrate [--json]\n\nApplies pending migrations to DATABASE_URL or the embedded database under DATA_DIR.\n'); return 0; }
+    const values = flagsOf(argv.slice(1), MIGRATE_USAGE, io);
+    if (typeof values === 'number') return values;
+    if (values.help) { io.stdout(MIGRATE_USAGE); return 0; }
     const config = loadConfig();
     const running = config.databaseUrl ? null : runningEmbeddedUrl(config);
     const embedded = config.databaseUrl || running ? null : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });

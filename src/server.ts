@@ -6,7 +6,14 @@ import pino from 'pino';
 
 /** Starts the server: database, migrations, root bootstrap, HTTP; SIGTERM/SIGINT drain and close cleanly. */
 export async function serve(): Promise<void> {
-  const config = loadConfig();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    // A bad setting (DEFAULT_PLAN_TIER=gold, ...) is the operator's to fix: one line naming it, no stack.
+    process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   const log = pino({ level: config.logLevel });
   let running: Awaited<ReturnType<typeof startPlatform>>;
   try {

@@ -1,6 +1,7 @@
 /** Core contracts over HTTP: rate limits (headers, 429, fail-closed, per credential and route), CORS, JSON size and depth. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
+import net, { type AddressInfo } from 'node:net';
 import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from './helpers.js';
 import { installGuard } from '../src/core/http/guard.js';
 import { installErrorHandler } from '../src/core/http/error-handler.js';
@@ -203,6 +204,25 @@ describe('CORS', () => {
     expect(evil.statusCode).not.toBe(401);
   });
 
+  it('a preflight allows every method the API uses (PUT, PATCH, DELETE too) and carries X-Request-Id and the rate-limit headers', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const pre = await t.app.inject({ method: 'OPTIONS', url: '/v1/organizations/current', headers: { origin: 'https://app.example', 'access-control-request-method': method, 'access-control-request-headers': 'authorization,content-type' } });
+      expect({ method, status: pre.statusCode, body: pre.body }).toEqual({ method, status: 204, body: '' });
+      expect(String(pre.headers['access-control-allow-methods']).split(/,\s*/)).toContain(method);
+      expect(pre.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(pre.headers['x-request-id']).toEqual(expect.any(String));
+      expect(pre.headers['x-ratelimit-limit']).toEqual(expect.any(String));
+      expect(pre.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    }
+    // An OPTIONS from an allowed origin without Access-Control-Request-Method: no text/plain 400 outside the envelope.
+    const bare = await t.app.inject({ method: 'OPTIONS', url: '/v1/me', headers: { origin: 'https://app.example' } });
+    expect(bare.statusCode).toBe(204);
+    // A refused origin: the envelope's 404, with the same headers.
+    const evil = await t.app.inject({ method: 'OPTIONS', url: '/v1/me', headers: { origin: 'https://evil.example', 'access-control-request-method': 'DELETE' } });
+    errorOf(evil, 404, 'NOT_FOUND');
+    expect(evil.headers['x-ratelimit-limit']).toEqual(expect.any(String));
+  });
+
   it('errors carry CORS headers too, so browsers can read the envelope', async () => {
     const res = await t.app.inject({ url: '/v1/me', headers: { origin: 'https://app.example' } });
     errorOf(res, 401, 'AUTH_REQUIRED');
@@ -244,5 +264,42 @@ describe('JSON size and depth', () => {
     expect(jsonDepthExceeds('{"a":"\\"[[[[[[[["}', 1)).toBe(false);
     expect(jsonDepthExceeds('[{},{},{},{}]', 2)).toBe(false);
     expect(jsonDepthExceeds('['.repeat(100000), 32)).toBe(true);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('a request arriving on an open connection while the server drains gets the envelope\'s 503 with the usual headers', async () => {
+    const t = await buildTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const socket = net.connect(port, '127.0.0.1');
+    let raw = '';
+    socket.on('data', (d) => { raw += d; });
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      // A request in flight (its body not sent yet) keeps the connection open through the start of the drain.
+      const body = '{"refresh_token":"rt_unknown"}';
+      socket.write(`POST /v1/auth/refresh HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await sleep(150);
+      const closing = t.app.close();
+      await sleep(150);
+      socket.write(body);
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      await ended;
+      await closing;
+    } finally {
+      socket.destroy();
+      await t.close();
+    }
+    const [first, second] = raw.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 401 /);
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    const [head, payload] = second.split('\r\n\r\n');
+    expect(JSON.parse(payload)).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), details: { requestId: expect.any(String) } } });
+    expect(head).toMatch(/\r\nconnection: close\r\n/i);
+    expect(head).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(head).toMatch(/\r\nx-request-id: \S+\r\n/i);
+    expect(head).toMatch(/\r\nx-ratelimit-limit: \d+\r\n/i);
   });
 });

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { PLAN_TIERS, type PlanTier } from './pricing.js';
 
 /** Feature flags an organization can hold (design: accounts-and-tenancy). */
 export const ALL_FEATURES = [
@@ -26,6 +27,7 @@ export interface Config {
   rootApiKey: string | null;
   defaultFeatures: string[];
   defaultSubscriptionStatus: SubscriptionStatus;
+  defaultPlanTier: PlanTier;
   corsOrigins: string[];
   bodyLimitBytes: number;
   jsonMaxDepth: number;
@@ -64,6 +66,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const nodeEnv = env.NODE_ENV ?? 'development';
   const sub = (env.DEFAULT_SUBSCRIPTION_STATUS ?? (nodeEnv === 'production' ? 'none' : 'active')) as SubscriptionStatus;
   if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+  // Checked here like the other defaults: an unknown tier would be stored on every new organization (spec 2.9 enum).
+  const tier = (env.DEFAULT_PLAN_TIER || 'pro') as PlanTier;
+  if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}`);
   const cfg: Config = {
     port: int(env.PORT, 8080),
     host: env.HOST ?? '0.0.0.0',
@@ -78,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rootApiKey: env.ROOT_API_KEY || null,
     defaultFeatures: list(env.DEFAULT_FEATURES) ?? [...ALL_FEATURES],
     defaultSubscriptionStatus: sub,
+    defaultPlanTier: tier,
     corsOrigins: list(env.CORS_ORIGINS) ?? [],
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 1024 * 1024),
     jsonMaxDepth: int(env.JSON_MAX_DEPTH, 32),

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import { AppError } from './errors.js';
 
-/** Query schema for offset lists: limit 1..max (default per endpoint), offset >= 0. */
 /** The largest `offset` a list accepts (2^31 - 1); beyond it, 400 INVALID_PARAMETER. */
 export const OFFSET_MAX = 2_147_483_647;
 
+/** Query schema for offset lists: limit 1..max (default per endpoint), offset >= 0. */
 export const OffsetQuery = (dflt = 50, max = 100) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt })),
   // Bounded so every accepted value fits PostgreSQL's OFFSET (bigint) and JavaScript numbers exactly.

@@ -10,8 +10,6 @@ import { assertPassword } from './passwords.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 
-const DEFAULT_PLAN_TIER = process.env.DEFAULT_PLAN_TIER ?? 'pro';
-
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
   let finalSlug = slug;
@@ -24,7 +22,7 @@ export async function createOrganizationRow(sql: Sql, platform: Platform, name: 
     for (let i = 2; await accountsRepo.slugTaken(sql, finalSlug); i++) finalSlug = `${base}-${i === 2 ? uuidv7().slice(-6) : i}`;
   }
   return accountsRepo.insertOrg(sql, {
-    id: uuidv7(), name, slug: finalSlug, planTier: opts.isRoot ? 'enterprise' : DEFAULT_PLAN_TIER,
+    id: uuidv7(), name, slug: finalSlug, planTier: opts.isRoot ? 'enterprise' : platform.config.defaultPlanTier,
     subscriptionStatus: opts.isRoot ? 'active' : platform.config.defaultSubscriptionStatus,
     features: platform.config.defaultFeatures, isRoot: opts.isRoot,
   });

@@ -54,6 +54,18 @@ describe('POST /v1/organizations', () => {
     errorOf(await req('POST', '/v1/organizations', a.auth, { name: 'Dup', slug }), 409, 'CONFLICT');
   });
 
+  it('new organizations (sign-up and create) get DEFAULT_PLAN_TIER, DEFAULT_FEATURES and DEFAULT_SUBSCRIPTION_STATUS', async () => {
+    const other = await buildTestApp({ defaultPlanTier: 'team', defaultFeatures: ['documents', 'mcp'], defaultSubscriptionStatus: 'none' });
+    try {
+      const a = await newTenant(other.app);
+      const expected = { plan_tier: 'team', features: ['documents', 'mcp'], subscription_status: 'none' };
+      expect((await other.app.inject({ url: '/v1/me', headers: a.auth })).json().data.organization).toMatchObject(expected);
+      const created = await other.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: { name: 'Defaults' } });
+      expect(created.statusCode).toBe(201);
+      expect(created.json().data).toMatchObject(expected);
+    } finally { await other.close(); }
+  });
+
   it('generates a unique slug from the name when omitted', async () => {
     const a = await newTenant(t.app);
     const one = (await req('POST', '/v1/organizations', a.auth, { name: 'Ünïcode Name!' })).json().data;

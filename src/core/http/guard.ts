@@ -118,18 +118,33 @@ export function bearerToken(header: string | undefined): string {
 export function installGuard(app: FastifyInstance, platform: Platform): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('ctx', null as unknown as ServiceContext);
+  // Set when a graceful shutdown starts; requests still arriving on open connections get the envelope's 503.
+  let draining = false;
+  app.addHook('preClose', (done) => { draining = true; done(); });
   app.addHook('onRequest', (req, reply, done) => {
     try {
-      const pending = guard(platform, req, reply);
+      const pending = guard(platform, req, reply, draining);
       if (pending) pending.then(() => done(), done as Hook);
       else done();
     } catch (err) { done(err as Error); }
   });
 }
 
-function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+/**
+ * A request that arrives while the server drains (on a connection that was already open; Fastify closes it after
+ * this answer): 503 SERVICE_UNAVAILABLE in the envelope, with the headers every response carries, instead of
+ * Fastify's own 503 body (return503OnClosing is off, app.ts).
+ */
+function refuseWhileDraining(platform: Platform, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return Promise.resolve(applyRateLimit(platform, req, reply, {}, null, null)).then(() => {
+    throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry the request', undefined, { headers: { 'Retry-After': '1' } });
+  });
+}
+
+function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply, draining: boolean): void | Promise<void> {
   req.ctx = { platform, principal: null, requestId: req.id, ip: req.ip, userAgent: req.headers['user-agent'] ?? null };
   reply.header('X-Request-Id', req.id);
+  if (draining) return refuseWhileDraining(platform, req, reply);
   // Unknown routes share one budget per caller, and their 404 carries the rate-limit headers like every response.
   if (req.is404) return applyRateLimit(platform, req, reply, {}, null, null);
   // Fastify builds a new object on every read of request.routeOptions: read it once.

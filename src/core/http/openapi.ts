@@ -24,8 +24,12 @@ export function registerRouteDefaults(app: FastifyInstance): void {
     const needs = route.config as RouteNeeds;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.url === '*' && methods.every((m) => m === 'OPTIONS')) {
-      // @fastify/cors's catch-all preflight route: browsers send preflights without credentials.
+      // @fastify/cors's catch-all preflight route: browsers send preflights without credentials. Its handler answers
+      // an accepted preflight with an empty 200 (preflightContinue, app.ts); 204 is what the plugin itself answers
+      // otherwise. A refused one goes to the 404 handler, which sets its own status.
       needs.auth = 'public';
+      const handler = route.handler;
+      route.handler = function (this: FastifyInstance, req, reply) { reply.code(204); return handler.call(this, req, reply); };
       return;
     }
     if (isDocsRoute(route.url)) {
