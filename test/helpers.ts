@@ -60,3 +60,13 @@ export function errorOf(res: LightMyRequestResponse, status: number, code: strin
   if (body.success !== false || typeof body.error.message !== 'string') throw new Error(`not an error envelope: ${res.body}`);
   return body.error;
 }
+
+/**
+ * Rate-limit windows are fixed, aligned to the clock (src/core/rate-limit.ts): a burst that straddles a window's end
+ * is counted in two windows and the expected 429 never comes. Waits for the next window when fewer than `needMs`
+ * are left in the current one.
+ */
+export async function awayFromWindowEnd(windowMs = 60_000, needMs = 15_000): Promise<void> {
+  const msLeft = windowMs - (Date.now() % windowMs);
+  if (msLeft < needMs) await new Promise((r) => setTimeout(r, msLeft + 50));
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestApp, awayFromWindowEnd } from '../../../test/helpers.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -139,6 +139,7 @@ describe('POST /v1/auth/login', () => {
 
 describe('rate limits on auth routes', () => {
   it('limits password attempts per e-mail: past 10 a minute even the right password gets 429', async () => {
+    await awayFromWindowEnd();
     const a = await newTenant(t.app);
     const b = await newTenant(t.app);
     for (let i = 0; i < 10; i++) errorOf(await post('/v1/auth/login', { email: a.email, password: `Wrong-Guess-${i}-xyz` }), 401, 'AUTH_INVALID_CREDENTIALS');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from '../../../test/helpers.js';
 import { totpAt } from '../../core/auth/totp.js';
 import { checkNeeds, STEP_UP_WINDOW_MS } from '../../core/http/guard.js';
 import { ROLE_PERMISSIONS, type Role } from '../../core/auth/permissions.js';
@@ -132,6 +132,7 @@ describe('POST /v1/auth/mfa/step-up', () => {
 
   it('limits code guesses per user: past 5 a minute even the right code gets 429', async () => {
     const a = await newTenant(t.app);
+    await awayFromWindowEnd();
     const secret = await enrolled(a); // one attempt
     for (let i = 0; i < 4; i++) errorOf(await post('/v1/auth/mfa/step-up', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
     const res = await post('/v1/auth/mfa/step-up', { code: codeNow(secret) }, a.auth);

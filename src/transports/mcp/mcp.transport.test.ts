@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, bearer, errorOf, type Tenant, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, type Tenant, type TestApp, awayFromWindowEnd } from '../../../test/helpers.js';
 import { insertApiKey } from '../../areas/accounts/api-keys.service.js';
 import type { RateLimitStore } from '../../core/rate-limit.js';
 
@@ -30,6 +30,7 @@ describe('MCP transport rules', () => {
 
   it('429 RATE_LIMIT_EXCEEDED with Retry-After past the per-credential budget', async () => {
     const key = await owner.apiKey(['mcp:*']);
+    await awayFromWindowEnd();
     for (let i = 0; i < RATE_MAX; i++) {
       const ok = await ping(bearer(key));
       expect(ok.statusCode).toBe(200);

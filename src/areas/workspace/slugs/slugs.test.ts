@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, bearer, errorOf, type TestApp } from '../../../../test/helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, awayFromWindowEnd } from '../../../../test/helpers.js';
 import { createProject } from '../test-support.js';
 
 let t: TestApp;
@@ -57,9 +57,7 @@ describe('slug availability', () => {
 
   it('allows 60 requests per minute per user, then 429 with Retry-After', async () => {
     const a = await newTenant(t.app);
-    // The limiter's window is a fixed minute: do not start the burst just before it turns over.
-    const msLeft = 60_000 - (Date.now() % 60_000);
-    if (msLeft < 10_000) await new Promise((r) => setTimeout(r, msLeft + 100));
+    await awayFromWindowEnd();
     for (let i = 0; i < 60; i++) expect((await check(a.auth, 'org', `s-${i}`)).statusCode).toBe(200);
     const r = await check(a.auth, 'org', 'one-more');
     errorOf(r, 429, 'RATE_LIMIT_EXCEEDED');
