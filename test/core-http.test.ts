@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import net, { type AddressInfo } from 'node:net';
-import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from './helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, awayFromWindowEnd, type TestApp, type Tenant } from './helpers.js';
 import { installGuard } from '../src/core/http/guard.js';
 import { installErrorHandler } from '../src/core/http/error-handler.js';
 import { AppError } from '../src/core/errors.js';
@@ -36,6 +36,7 @@ describe('rate limits', () => {
     a = await newTenant(setup.app);
     key1 = await a.apiKey(['settings:read']);
     key2 = await a.apiKey(['settings:read']);
+    await awayFromWindowEnd(60_000, 30_000); // the tests below count on one window
   });
   afterAll(async () => { await t.close(); });
 
@@ -125,7 +126,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
 
   it('a store that answers with a promise (a networked store) limits the same way', async () => {
     const counts = new Map<string, number>();
-    store = { async hit(key: string) { counts.set(key, (counts.get(key) ?? 0) + 1); return { count: counts.get(key)!, resetAtMs: Date.now() + 60_000 }; } };
+    store = { async hit(key: string) { counts.set(key, (counts.get(key) ?? 0) + 1); return { count: counts.get(key)!, resetAtMs: Date.now() + 60_000 }; }, undo() {} };
     try {
       const ok = await app.inject({ url: '/public' });
       expect(ok.statusCode).toBe(200);
@@ -137,7 +138,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
   });
 
   it('a store that throws: 503 SERVICE_UNAVAILABLE only where the route fails closed', async () => {
-    store = { async hit() { throw new Error('redis: connection refused'); } };
+    store = { async hit() { throw new Error('redis: connection refused'); }, undo() {} };
     const closed = await app.inject({ method: 'POST', url: '/mcp', headers: bearer('good') });
     const err = errorOf(closed, 503, 'SERVICE_UNAVAILABLE');
     expect(err.message).not.toContain('redis');

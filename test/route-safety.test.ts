@@ -265,7 +265,7 @@ async function tenantRowCounts(): Promise<Record<string, number>> {
 
 beforeAll(async () => {
   // Budgets are the core tests' subject; here they would only turn many requests into 429s.
-  const unlimited: RateLimitStore = { async hit(_key, windowMs) { return { count: 0, resetAtMs: Date.now() + windowMs }; } };
+  const unlimited: RateLimitStore = { async hit(_key, windowMs) { return { count: 0, resetAtMs: Date.now() + windowMs }; }, undo() {} };
   t.platform.rateLimitStore = unlimited;
   [A, B] = await Promise.all([safetyTenant('safety-a'), safetyTenant('safety-b')]);
 

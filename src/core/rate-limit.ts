@@ -8,6 +8,8 @@ export interface RateLimitStore {
    * store returns a promise.
    */
   hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  /** Takes one hit of the current window back (an attempt that turned out not to count, such as a right password). */
+  undo(key: string, windowMs: number): void | Promise<void>;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -28,6 +30,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
     w.count++;
     return { count: w.count, resetAtMs: w.resetAtMs };
+  }
+
+  undo(key: string, windowMs: number): void {
+    const w = this.windows.get(key);
+    if (w && w.resetAtMs > Date.now() && w.resetAtMs - windowMs <= Date.now() && w.count > 0) w.count--;
   }
 
   private sweep(): void {

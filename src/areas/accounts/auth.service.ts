@@ -16,11 +16,18 @@ const MFA_TOKEN_TTL_SECONDS = 300;
 export const LOGIN_ATTEMPTS = { max: 10, windowMs: 60_000 };
 export const CODE_ATTEMPTS = { max: 5, windowMs: 60_000 };
 
-/** Counts one attempt against `key`; past the budget every attempt is 429, right or wrong, until the window ends. */
-async function throttle(ctx: ServiceContext, key: string, limit: { max: number; windowMs: number }): Promise<void> {
+/**
+ * Counts one attempt against `key`; past the budget every attempt is 429, right or wrong, until the window ends.
+ * Returns what the caller calls once the attempt proved right: a successful sign-in or code is taken back, so the
+ * budget counts failures only (guessing is what it limits; a user or client signing in often is not).
+ */
+async function throttle(ctx: ServiceContext, key: string, limit: { max: number; windowMs: number }): Promise<() => void> {
+  const storeKey = `auth:${key}`;
+  const { rateLimitStore } = ctx.platform;
+  const succeeded = () => { void Promise.resolve().then(() => rateLimitStore.undo(storeKey, limit.windowMs)).catch(() => {}); };
   let r: { count: number; resetAtMs: number };
-  try { r = await ctx.platform.rateLimitStore.hit(`auth:${key}`, limit.windowMs); } catch { return; } // the route limit still applies
-  if (r.count <= limit.max) return;
+  try { r = await rateLimitStore.hit(storeKey, limit.windowMs); } catch { return () => {}; } // the route limit still applies
+  if (r.count <= limit.max) return succeeded;
   const retryAfter = Math.max(1, Math.ceil((r.resetAtMs - Date.now()) / 1000));
   // The 429's rate-limit headers describe this budget, the one that ran out (not the route's general one).
   throw new AppError('RATE_LIMIT_EXCEEDED', `Too many attempts; retry after ${retryAfter} s`, { limit: limit.max, retryAfterSeconds: retryAfter }, {
@@ -67,10 +74,11 @@ async function orgForLogin(ctx: ServiceContext, userId: string, orgId?: string):
 
 export async function login(ctx: ServiceContext, input: LoginInput) {
   const { db, signer } = ctx.platform;
-  await throttle(ctx, `login:${input.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS);
+  const succeeded = await throttle(ctx, `login:${input.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS);
   const user = await accountsRepo.userByEmail(db.sys, input.email.trim());
   const ok = user?.password_hash ? await verifyPassword(input.password, user.password_hash) : (await verifyPassword(input.password, await dummyHash), false);
   if (!user || !ok || !user.is_active) throw new AppError('AUTH_INVALID_CREDENTIALS', 'E-mail or password is incorrect');
+  succeeded();
   const org = await orgForLogin(ctx, user.id, input.organization_id);
   if (user.mfa_enabled) {
     const mfaToken = await signer.sign({ typ: 'mfa', org: org.id }, user.id, MFA_TOKEN_TTL_SECONDS);
@@ -88,8 +96,9 @@ export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code
   const claims = await signer.verify(mfaToken, 'mfa');
   const user = await accountsRepo.userById(db.sys, claims.sub);
   if (!user || !user.is_active || !user.mfa_enabled || !user.mfa_totp_secret_sealed) throw new AppError('AUTH_TOKEN_INVALID', 'MFA challenge is no longer valid; sign in again');
-  await throttle(ctx, `totp:${user.id}`, CODE_ATTEMPTS);
+  const succeeded = await throttle(ctx, `totp:${user.id}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  succeeded();
   const org = await orgForLogin(ctx, user.id, String(claims.org));
   return db.systemTx(async (sql) => {
     const tokens = await openSession(sql, ctx, user, org, true);
@@ -139,8 +148,9 @@ export async function activateTotp(ctx: ServiceContext, code: string) {
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
   if (!user!.mfa_totp_secret_sealed) throw conflict('Start enrollment first: POST /v1/auth/mfa/totp/enroll');
-  await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
+  const succeeded = await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  succeeded();
   const mfaAt = await db.systemTx(async (sql) => {
     await sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [p.userId]);
     const row = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
@@ -156,8 +166,9 @@ export async function stepUp(ctx: ServiceContext, code: string) {
   const { db, box } = ctx.platform;
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (!user!.mfa_enabled || !user!.mfa_totp_secret_sealed) throw conflict('MFA is not active for this account; enroll at POST /v1/auth/mfa/totp/enroll first');
-  await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
+  const succeeded = await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
   if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  succeeded();
   const row = await db.systemTx(async (sql) => {
     const r = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
     await audit(sql, ctx, { action: 'session.stepped_up', targetType: 'session', targetId: p.sessionId });
@@ -167,7 +178,6 @@ export async function stepUp(ctx: ServiceContext, code: string) {
   return { mfa_at: row!.mfa_at };
 }
 
-/** The caller as the credential describes it: no database round trip on a warm cache. */
 /** The sorted list of a permission set; a cached credential keeps its set, so each set is sorted once. */
 const sortedPermissions = new WeakMap<ReadonlySet<string>, string[]>();
 function sortedOf(set: ReadonlySet<string>): string[] {
@@ -176,6 +186,7 @@ function sortedOf(set: ReadonlySet<string>): string[] {
   return list;
 }
 
+/** The caller as the credential describes it: no database round trip on a warm cache. */
 export function me(ctx: ServiceContext) {
   const p = actor(ctx);
   return {

@@ -155,6 +155,16 @@ describe('rate limits on auth routes', () => {
     expect((await post('/v1/auth/login', { email: b.email, password: b.password })).statusCode).toBe(200);
   });
 
+  it('successful sign-ins do not use the guessing budget: only failures count', async () => {
+    await awayFromWindowEnd();
+    const a = await newTenant(t.app);
+    for (let i = 0; i < 12; i++) expect((await post('/v1/auth/login', { email: a.email, password: a.password })).statusCode).toBe(200);
+    for (let i = 0; i < 9; i++) errorOf(await post('/v1/auth/login', { email: a.email, password: `Wrong-Guess-${i}-xyz` }), 401, 'AUTH_INVALID_CREDENTIALS');
+    expect((await post('/v1/auth/login', { email: a.email, password: a.password })).statusCode).toBe(200); // 9 failures: still allowed
+    errorOf(await post('/v1/auth/login', { email: a.email, password: 'Wrong-Guess-last-xyz' }), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await post('/v1/auth/login', { email: a.email, password: a.password }), 429, 'RATE_LIMIT_EXCEEDED');
+  });
+
   it('auth routes have their own stricter per-address budget with rate-limit headers', async () => {
     const strict = await buildTestApp({ rateLimit: { max: 3000, authMax: 2, windowMs: 60_000 } });
     try {

@@ -133,8 +133,8 @@ describe('POST /v1/auth/mfa/step-up', () => {
   it('limits code guesses per user: past 5 a minute even the right code gets 429', async () => {
     const a = await newTenant(t.app);
     await awayFromWindowEnd();
-    const secret = await enrolled(a); // one attempt
-    for (let i = 0; i < 4; i++) errorOf(await post('/v1/auth/mfa/step-up', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
+    const secret = await enrolled(a); // a right code: not counted
+    for (let i = 0; i < 5; i++) errorOf(await post('/v1/auth/mfa/step-up', { code: wrongCode(secret) }, a.auth), 401, 'AUTH_INVALID_CREDENTIALS');
     const res = await post('/v1/auth/mfa/step-up', { code: codeNow(secret) }, a.auth);
     errorOf(res, 429, 'RATE_LIMIT_EXCEEDED');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
