@@ -9,6 +9,7 @@ import { hashPassword } from '../../core/crypto.js';
 import { assertPassword } from './passwords.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
+import { assertSettingKeys } from '../../core/settings-keys.js';
 
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
@@ -63,6 +64,7 @@ export async function getCurrentOrganization(ctx: ServiceContext) {
 
 export async function updateCurrentOrganization(ctx: ServiceContext, input: UpdateOrgInput) {
   const p = requirePermission(ctx, 'org.manage_settings');
+  if (input.settings) assertSettingKeys('settings', input.settings as Record<string, unknown>);
   const org = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const row = await sql.one<OrgRow>(`UPDATE organizations AS o SET name = COALESCE($2, name), settings = COALESCE($3, settings),
         session_duration_days = COALESCE($4, session_duration_days), updated_at = now()

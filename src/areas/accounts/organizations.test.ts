@@ -117,6 +117,17 @@ describe('GET and PUT /v1/organizations/current', () => {
     expect(audit!.details.fields.sort()).toEqual(['name', 'session_duration_days', 'settings']);
   });
 
+  it('settings keys outside 1-200 characters are 400 VALIDATION_ERROR (KEY_LENGTH) and nothing is written', async () => {
+    const a = await newTenant(t.app);
+    for (const key of ['', 'k'.repeat(201)]) {
+      const e = errorOf(await req('PUT', '/v1/organizations/current', a.auth, { name: 'Changed', settings: { [key]: 1 } }), 400, 'VALIDATION_ERROR');
+      expect(e.details).toMatchObject({ field: 'settings', reason: 'KEY_LENGTH', minLength: 1, maxLength: 200 });
+    }
+    expect((await req('GET', '/v1/organizations/current', a.auth)).json().data).toMatchObject({ settings: {} });
+    expect((await req('GET', '/v1/organizations/current', a.auth)).json().data.name).not.toBe('Changed');
+    expect((await req('PUT', '/v1/organizations/current', a.auth, { settings: { ['k'.repeat(200)]: 1 } })).statusCode).toBe(200);
+  });
+
   it('rejects bad bodies', async () => {
     const a = await newTenant(t.app);
     for (const body of [{}, { slug: 'x' }, { id: a.orgId }, { features: ['documents'] }, { session_duration_days: 0 }, { session_duration_days: 366 }, { session_duration_days: '7' }, { settings: [] }, { name: '  ' }]) {
