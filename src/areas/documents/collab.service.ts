@@ -5,6 +5,7 @@ import { enqueue } from '../../core/jobs.js';
 import { ROLE_PERMISSIONS, scopesAllow, type Role } from '../../core/auth/permissions.js';
 import { actor } from '../../core/context.js';
 import type { Principal } from '../../core/auth/principal.js';
+import { checkNeeds } from '../../core/http/guard.js';
 import { documentsDeps } from './deps.js';
 import { INDEX_JOB } from './documents.service.js';
 
@@ -25,8 +26,10 @@ const canWrite = (p: { permissions: ReadonlySet<string>; kind: string; scopes: r
 export async function issueTicket(ctx: ServiceContext, input: { scope?: 'read' | 'write' }) {
   const p = actor(ctx);
   if (!p.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission', { permission: 'document.view' });
+  // Asking for write is checked like a write route: a key without the scope is 403 FORBIDDEN (naming the
+  // scope), a member without the permission 403 PERMISSION_DENIED.
+  if (input.scope === 'write') checkNeeds({ scope: 'documents:write', permission: 'document.update' }, p);
   const capability: Capability = input.scope === 'read' || !canWrite(p) ? 'read' : 'write';
-  if (input.scope === 'write' && capability !== 'write') throw new AppError('PERMISSION_DENIED', 'Write access needs the "document.update" permission', { permission: 'document.update' });
   return documentsDeps(ctx.platform).tickets.issue({ orgId: p.orgId, userId: p.userId, sessionId: p.sessionId ?? null, apiKeyId: p.apiKeyId ?? null, scope: capability });
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import * as S from './documents.schemas.js';
 import * as files from './files.service.js';
@@ -18,9 +19,8 @@ export default async function fileRoutes(app: FastifyInstance) {
     schema: { summary: 'Upload the PDF of a document (raw application/pdf body, max 25 MB)', params: S.IdParams, response: { 200: Envelope(S.FileOut) } },
   }, async (req) => {
     const body = req.body;
-    if (!Buffer.isBuffer(body)) {
-      throw Object.assign(new Error('Send the PDF as the raw body with Content-Type: application/pdf'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
-    }
+    // Thrown as our own error: the core mapping of Fastify's media-type error would say "send application/json".
+    if (!Buffer.isBuffer(body)) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the PDF as the raw body with Content-Type: application/pdf');
     return ok(await files.uploadFile(req.ctx, { id: (req.params as { id: string }).id, data: body, contentType: String(req.headers['content-type']) }));
   });
 

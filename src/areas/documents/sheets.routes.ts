@@ -5,7 +5,8 @@ import * as S from './documents.schemas.js';
 import * as sheets from './sheets.service.js';
 
 const GridBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 2000, description: '1-500 characters after trimming' }),
+  // No maxLength: the limit applies after trimming, so the service checks it (a schema bound would name another limit).
+  name: Type.String({ minLength: 1, description: '1-500 characters after trimming' }),
   fromTemplateId: Type.Optional(S.Uuid),
 }, { additionalProperties: false });
 const ProjectParams = Type.Object({ projectId: S.Uuid });

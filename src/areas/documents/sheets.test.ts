@@ -47,6 +47,10 @@ describe('sheets and decks', () => {
     errorOf(await create(a, 'sheets', { name: '   ' }), 400, 'VALIDATION_ERROR');
     errorOf(await create(a, 'sheets', { name: 'x'.repeat(501) }), 400, 'VALIDATION_ERROR');
     expect((await create(a, 'sheets', { name: `  ${'y'.repeat(500)}  ` })).statusCode).toBe(201);
+    // 1-500 characters (spec 8), not UTF-16 units: 500 emoji fit, 501 do not, and a long name names the 500 limit.
+    expect((await create(a, 'slides', { name: '😀'.repeat(500) })).statusCode).toBe(201);
+    expect(errorOf(await create(a, 'slides', { name: '😀'.repeat(501) }), 400, 'VALIDATION_ERROR')).toMatchObject({ message: 'Field "name" must be 1-500 characters after trimming', details: { field: 'name' } });
+    expect(errorOf(await create(a, 'sheets', { name: 'x'.repeat(2001) }), 400, 'VALIDATION_ERROR')).toMatchObject({ message: 'Field "name" must be 1-500 characters after trimming', details: { field: 'name' } });
     errorOf(await create(a, 'sheets', {}), 400, 'VALIDATION_ERROR');
     errorOf(await create(a, 'sheets', { name: 'n', extra: 1 }), 400, 'VALIDATION_ERROR');
     errorOf(await create(a, 'sheets', { name: 'n' }, uuidv7()), 404, 'NOT_FOUND');
@@ -134,6 +138,10 @@ describe('sheets and decks', () => {
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(1500)}`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&token=${a.token}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID');
     expect((await go(`token=${a.token}&format=csv&sheet_id=0&filename=${'f'.repeat(200)}`)).statusCode).toBe(200);
+    // Max 200 characters (spec 8), counted as characters: 200 emoji are a valid filename, 201 are not.
+    const emoji = encodeURIComponent('😀');
+    expect((await go(`token=${a.token}&format=csv&sheet_id=0&filename=${emoji.repeat(200)}`)).statusCode).toBe(200);
+    errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&filename=${emoji.repeat(201)}`), 400, 'VALIDATION_ERROR');
     const plain = (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'not a sheet' } })).json().data.id;
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${plain}/export?token=${a.token}&format=xlsx` }), 404, 'NOT_FOUND');
     // Revoked by token version: sign out everywhere bumps it.

@@ -7,10 +7,13 @@ export const SYNC_TABLES = {
 export type SyncType = keyof typeof SYNC_TABLES;
 export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
 
-/** Columns never sent to clients. */
+/**
+ * Columns never sent to clients. Document rows keep `org_id` and `file_key`: the service turns them into the
+ * spec 2.4 record (`org_id`, `folder_id`, `file_url`), which drops the remaining internal columns.
+ */
 const HIDDEN: Record<SyncType, string[]> = {
   entities: ['org_id'], relationships: ['org_id'], comments: ['org_id'], tasks: ['org_id'], projects: ['org_id'],
-  documents: ['org_id', 'search', 'content_version', 'file_key', 'file_content_type', 'language'],
+  documents: ['search', 'content_version', 'language'],
 };
 
 /**
@@ -38,15 +41,24 @@ export async function startAfter(sql: Sql, orgId: string, type: SyncType, sinceM
   return r?.seq != null ? r.seq - 1 : Number.MAX_SAFE_INTEGER;
 }
 
+/**
+ * Fields a record carries beside its row: a task names its status as spec 2.3 does (`status_key`, `status_name`).
+ * A task's change of status is a change of the task; renaming a status definition does not resend its tasks.
+ */
+const JOINED: Partial<Record<SyncType, { join: string; fields: string }>> = {
+  tasks: { join: 'LEFT JOIN task_statuses s ON s.org_id = r.org_id AND s.id = r.status_id', fields: `jsonb_build_object('status_key', s.key, 'status_name', s.name)` },
+};
+
 export interface ChangeRow { id: string; change_seq: number; changed_at: string; deleted: boolean; data: Record<string, unknown> | null }
 
 /** One page of changes in change order, (after, bound]; `sinceMs` null = bulk (live rows only). */
 export async function changes(sql: Sql, orgId: string, type: SyncType, q: { after: number; bound: number; sinceMs: number | null; limit: number }): Promise<ChangeRow[]> {
   const table = SYNC_TABLES[type];
   const hidden = HIDDEN[type].map((c) => ` - '${c}'`).join('');
+  const joined = JOINED[type];
   return sql.query<ChangeRow>(`SELECT c.id, c.change_seq, c.changed_at, (c.deleted OR r.id IS NULL) AS deleted,
-      CASE WHEN r.id IS NULL THEN NULL ELSE to_jsonb(r)${hidden} END AS data
-    FROM sync_changes c LEFT JOIN ${table} r ON r.org_id = c.org_id AND r.id = c.id
+      CASE WHEN r.id IS NULL THEN NULL ELSE (to_jsonb(r)${hidden})${joined ? ` || ${joined.fields}` : ''} END AS data
+    FROM sync_changes c LEFT JOIN ${table} r ON r.org_id = c.org_id AND r.id = c.id ${joined?.join ?? ''}
     WHERE c.org_id = $1 AND c.resource_type = $2 AND c.change_seq > $3 AND c.change_seq <= $4
       AND ($5::bigint IS NULL OR c.changed_at > to_timestamp($5::bigint / 1000.0))
       AND ($5::bigint IS NOT NULL OR NOT c.deleted)

@@ -4,6 +4,8 @@ import { AppError } from '../../core/errors.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { decodeCursor, encodeCursor } from '../../core/pagination.js';
 import * as repo from './sync.repo.js';
+import { toDocument } from '../documents/documents.service.js';
+import type { DocumentRow } from '../documents/documents.repo.js';
 
 export const SYNC_PAGE_MAX = 500;
 
@@ -25,6 +27,14 @@ function normalize(data: Record<string, unknown>): Record<string, unknown> {
   }
   return data;
 }
+
+/**
+ * A synced record as the resource's own routes return it where the spec defines the record: a document is the
+ * spec 2.4 record of GET /v1/documents/{id} (with `folder_id` and `file_url`), not the stored row.
+ */
+const toRecord: Partial<Record<repo.SyncType, (row: Record<string, unknown>) => Record<string, unknown>>> = {
+  documents: (row) => toDocument(row as unknown as DocumentRow),
+};
 
 export interface SyncPage {
   resource_type: string; mode: 'bulk' | 'delta';
@@ -63,7 +73,7 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
   const deleted: Array<{ id: string; deleted_at: string }> = [];
   for (const r of page) {
     if (r.deleted || !r.data) deleted.push({ id: r.id, deleted_at: r.changed_at });
-    else items.push(normalize(r.data));
+    else items.push((toRecord[type] ?? ((row) => row))(normalize(r.data)));
   }
   const last = page.at(-1);
   return {

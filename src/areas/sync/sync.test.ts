@@ -143,11 +143,35 @@ describe('GET /v1/sync/{resourceType}', () => {
     expect((await req(c, 'GET', '/v1/sync/projects')).json().data.items.map((x: { id: string }) => x.id)).toEqual([project.id]);
     const tasks = (await req(c, 'GET', '/v1/sync/tasks')).json().data.items;
     expect(tasks.map((x: { title: string }) => x.title)).toEqual(['Sync task']);
+    // A task names its status like spec 2.3 and GET /v1/tasks/{id}; a status change comes as a delta.
+    expect(tasks[0]).toMatchObject({ id: task.json().data, status_key: 'todo', status_name: 'To do' });
+    const before = (await req(c, 'GET', '/v1/sync/tasks')).json().data.server_time;
+    expect((await req(c, 'PUT', `/v1/tasks/${task.json().data}`, { status: 'done' })).statusCode).toBe(200);
+    const rest = (await req(c, 'GET', `/v1/tasks/${task.json().data}`)).json().data;
+    expect((await req(c, 'GET', `/v1/sync/tasks?since=${before}`)).json().data.items).toEqual([
+      expect.objectContaining({ id: rest.id, status_id: rest.status_id, status_key: 'done', status_name: rest.status_name }),
+    ]);
     // Deleting the document removes its comments: two tombstones.
     const since = (await req(c, 'GET', '/v1/sync/comments')).json().data.server_time;
     await req(c, 'DELETE', `/v1/documents/${doc.id}`);
     expect((await req(c, 'GET', `/v1/sync/comments?since=${since}`)).json().data.deleted).toHaveLength(1);
     expect((await req(c, 'GET', `/v1/sync/documents?since=${since}`)).json().data.deleted.map((x: { id: string }) => x.id)).toEqual([doc.id]);
+  });
+
+  it('a synced document is the spec 2.4 record, as GET /v1/documents/{id} returns it', async () => {
+    const c = await newTenant(t.app);
+    const folder = (await req(c, 'POST', '/v1/documents', { title: 'Folder' })).json().data;
+    const doc = (await req(c, 'POST', '/v1/documents', { title: 'Filed', parent_id: folder.id })).json().data;
+    const pdf = Buffer.from('%PDF-1.4\n%%EOF\n');
+    const file = (method: 'PUT' | 'DELETE') => t.app.inject({ method, url: `/v1/documents/${doc.id}/file`, headers: { ...c.auth, ...(method === 'PUT' ? { 'content-type': 'application/pdf' } : {}) }, ...(method === 'PUT' ? { payload: pdf } : {}) });
+    expect((await file('PUT')).statusCode).toBe(200);
+    const synced = async () => (await req(c, 'GET', '/v1/sync/documents')).json().data.items.find((x: { id: string }) => x.id === doc.id);
+    const rest = (await req(c, 'GET', `/v1/documents/${doc.id}`)).json().data;
+    const item = await synced();
+    expect(Object.keys(item).sort()).toEqual(Object.keys(rest).sort());
+    expect(item).toMatchObject({ id: doc.id, org_id: c.orgId, folder_id: folder.id, parent_id: folder.id, file_url: `/v1/documents/${doc.id}/file`, file_size: pdf.length, created_at: rest.created_at, deleted_at: null });
+    expect((await file('DELETE')).statusCode).toBe(200);
+    expect(await synced()).toMatchObject({ file_url: null, file_size: null });
   });
 
   it('waits for an in-flight write instead of skipping it', async () => {

@@ -27,6 +27,16 @@ const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('
 /** Close code for a socket opened without a document id (4000-4999: application codes). */
 export const NO_DOCUMENT_CLOSE = 4400;
 
+/**
+ * Spec 4.5/7: 426 answers a request without `Upgrade: websocket`. The WebSocket plugin marks every upgrade
+ * request as a socket (`Upgrade: h2c` too, which the handshake would then refuse with a bare text/html 400
+ * after the ticket was used up), so the header's value is checked here as well.
+ */
+export function requireWebSocketUpgrade(req: FastifyRequest): void {
+  if (req.ws && /^websocket$/i.test(String(req.headers.upgrade ?? '').trim())) return;
+  throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+}
+
 /** WebSocket routes: success is 101 Switching Protocols; OpenAPI has no WebSocket notion, so 2XX says so too. */
 export const UPGRADE_RESPONSES = {
   101: Type.Null({ description: 'Switching Protocols: the connection continues as a WebSocket' }),
@@ -43,8 +53,8 @@ function authenticate(kinds: string[]) {
     const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
     const documentId = (req.params as { documentId?: string }).documentId ?? q.documentId;
     if (!q.ticket && !q.token) throw new AppError('VALIDATION_ERROR', 'Query parameter "ticket" (from POST /v1/collaboration/ticket) or the deprecated "token" is required', { field: 'ticket' });
-    // Spec 4.5/7: a request without Upgrade is 426 whatever else it carries (the ticket is not consumed).
-    if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+    // A request without Upgrade: websocket is 426 whatever else it carries (the ticket is not consumed).
+    requireWebSocketUpgrade(req);
     if (documentId && !isUuid(documentId)) throw new AppError('INVALID_ID_FORMAT', 'The document id must be a UUID', { field: 'documentId' });
     if ((q.ticket !== undefined && typeof q.ticket !== 'string') || (q.token !== undefined && typeof q.token !== 'string')) {
       throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "ticket" (or "token") must be given once');
@@ -91,7 +101,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
       config: { auth: 'public', rateLimit: { key: 'ip' }, ...(url.includes(':documentId') ? { fixture: 'document' } : {}) },
       schema: { summary, querystring: Query, ...(url.includes(':documentId') ? { params: Params } : {}), response: UPGRADE_RESPONSES },
       preHandler: authenticate(kinds),
-      handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
+      handler: async (req) => requireWebSocketUpgrade(req),
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;
         if (!c.documentId) { socket.close(NO_DOCUMENT_CLOSE, 'document id required: append it to the path, …/ws/{documentId}'); return; }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps } from '../../areas/documents/deps.js';
@@ -69,6 +69,12 @@ describe('collaboration', () => {
     expect(r.json().data).toEqual({ ticket: expect.stringMatching(/^[0-9a-f]{64}$/), expiresInSeconds: 60 });
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket' }), 401, 'AUTH_REQUIRED');
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: a.auth, payload: { scope: 'admin' } }), 400, 'VALIDATION_ERROR');
+    // Write asked with a read-only key: the missing scope is FORBIDDEN (spec 7), as on every write route.
+    const ro = { authorization: `Bearer ${await a.apiKey(['documents:read'])}` };
+    const asked = (scope?: string) => t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: ro, ...(scope ? { payload: { scope } } : {}) });
+    expect(errorOf(await asked('write'), 403, 'FORBIDDEN').details).toEqual({ requiredScope: 'documents:write' });
+    expect((await asked('read')).statusCode).toBe(200);
+    expect((await asked()).statusCode).toBe(200);
   });
 
   it('two y-websocket clients converge; a late joiner gets the state; content follows', async () => {
@@ -138,6 +144,30 @@ describe('collaboration', () => {
     // Deprecated token and the documentId query form.
     expect((await tryUpgrade(`${base}/v1/collaboration/ws?documentId=${id}&token=${a.token}`)).status).toBe(101);
     expect((await tryUpgrade(`${base}/v1/collaboration/ws?documentId=${id}&token=bad`)).status).toBe(401);
+  });
+
+  it('426 for an upgrade to anything but websocket, before the ticket is used', async () => {
+    const id = await newDoc(a);
+    const tk = await ticket(a);
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Upgrade' } })).json().data.id;
+    const sheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'S' } })).json().data.document.id;
+    // The WebSocket plugin treats any Upgrade header as a socket request; h2c is not a WebSocket handshake.
+    const { port } = t.app.server.address() as AddressInfo;
+    const h2c = (path: string) => new Promise<string>((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1', () => sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n`));
+      let raw = '';
+      sock.on('data', (c) => { raw += c; }); // the server closes the connection after its answer
+      sock.on('close', () => resolve(raw));
+      sock.on('error', reject);
+    });
+    for (const path of [`/v1/collaboration/ws/${id}?ticket=${tk}`, `/v1/yjs/ws?ticket=${tk}`, `/v1/sheet/ws?token=${a.token}&documentId=${sheet}`]) {
+      const raw = await h2c(path);
+      expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 426 Upgrade Required');
+      expect(raw.toLowerCase()).toContain('content-type: application/json');
+      expect(raw).toContain('"code":"UPGRADE_REQUIRED"');
+    }
+    // The ticket was not consumed by the refused requests.
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${tk}`)).status).toBe(101);
   });
 
   it('read-only tickets cannot edit; decks use /v1/yjs/ws', async () => {

@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
-import { UPGRADE_RESPONSES } from './collab.routes.js';
+import { UPGRADE_RESPONSES, requireWebSocketUpgrade } from './collab.routes.js';
 import { evaluate } from '../../areas/documents/sheet-model.js';
 
 declare module 'fastify' {
@@ -26,13 +26,13 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
     schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query, response: UPGRADE_RESPONSES },
     preHandler: async (req: FastifyRequest) => {
       const q = req.query as { token?: string; documentId?: string };
-      // Spec 4.5: 426 without Upgrade, before any other check.
-      if (!req.ws) throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+      // Spec 4.5: 426 without Upgrade: websocket, before any other check.
+      requireWebSocketUpgrade(req);
       if (!q.documentId) throw new AppError('VALIDATION_ERROR', 'Query parameter "documentId" is required', { field: 'documentId' });
       if (!isUuid(q.documentId)) throw new AppError('INVALID_ID_FORMAT', 'Query parameter "documentId" must be a UUID', { field: 'documentId' });
       req.sheetSession = await sheets.openSheetSession(req.server.platform, q.token, q.documentId.toLowerCase());
     },
-    handler: async () => { throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket'); },
+    handler: async (req) => requireWebSocketUpgrade(req),
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const s = req.sheetSession!;
       const key = `${s.principal.orgId}:${s.documentId}`;
