@@ -43,6 +43,8 @@ describe('document files', () => {
     errorOf(await upload(a, uuidv7(), PDF), 404, 'NOT_FOUND');
     // The 415 tells what to send instead.
     expect(errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}/file`, headers: a.auth, payload: { a: 1 } }), 415, 'UNSUPPORTED_MEDIA_TYPE').message).toContain('application/pdf');
+    const text = await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}/file`, headers: { ...a.auth, 'content-type': 'text/plain' }, payload: 'hello' });
+    expect(errorOf(text, 415, 'UNSUPPORTED_MEDIA_TYPE').message).toBe('Content-Type "text/plain" is not accepted here; send application/pdf');
     errorOf(await upload(a, id, Buffer.alloc(25 * 1024 * 1024 + 1, 1)), 413, 'PAYLOAD_TOO_LARGE');
   });
 

@@ -71,7 +71,8 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
       return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { maxBytes, limit: maxBytes });
     }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${req.headers['content-type'] ?? ''}" is not accepted here; send application/json`);
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${req.headers['content-type'] ?? ''}" is not accepted here; send ${
+        ((req.routeOptions.config as { accepts?: string[] } | undefined)?.accepts ?? ['application/json']).join(' or ')}`);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('INVALID_JSON', 'Request body is not valid JSON');

@@ -19,6 +19,8 @@ export interface RouteNeeds {
   subscription?: boolean;
   /** Needs an MFA step-up within the last 5 minutes (403 MFA_STEPUP_REQUIRED). */
   stepUp?: boolean;
+  /** Body media types the route takes, named by the 415 answer (default: application/json). */
+  accepts?: string[];
   /** Platform root organization only (super_admin role, or the `admin` key scope). */
   rootOnly?: boolean;
   rateLimit?: false | {
