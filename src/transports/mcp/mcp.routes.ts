@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import sjson from 'secure-json-parse';
 import { AppError } from '../../core/errors.js';
 import { jsonDepthExceeds } from '../../core/http/json-parser.js';
+import { bearerToken } from '../../core/http/guard.js';
 import { RPC, classify, rpcError, type JsonRpcResponse } from './jsonrpc.js';
 import { McpDispatcher, SUPPORTED_PROTOCOL_VERSIONS } from './dispatcher.js';
 import { ToolRegistry } from './registry.js';
@@ -57,6 +58,15 @@ function baseUrl(app: FastifyInstance, req: FastifyRequest): string {
   return (app.platform.config.publicBaseUrl ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
 }
 
+/** A Bearer token without the three segments of a JWT (false when there is no Bearer token at all). */
+function bearerIsNotJwt(req: FastifyRequest): boolean {
+  try {
+    return bearerToken(header(req, 'authorization')).split('.').length !== 3;
+  } catch {
+    return false;
+  }
+}
+
 /** MCP over Streamable HTTP at POST /v1/mcp (spec 4.2; MCP 2025-11-25), and its protected-resource metadata. */
 export default async function mcpTransport(app: FastifyInstance) {
   let dispatcher: McpDispatcher | null = null;
@@ -84,6 +94,15 @@ export default async function mcpTransport(app: FastifyInstance) {
     } catch (err) {
       done(null, new ParseFailure((err as Error).message));
     }
+  });
+
+  // Spec 4.2 names the MCP 401s: AUTH_REQUIRED (no key) or INVALID_API_KEY. A bearer token that is neither a
+  // svc_live_ key nor JWT-shaped is a key gone wrong here (the core calls it AUTH_TOKEN_INVALID, right for REST);
+  // a JWT-shaped one was a session attempt and keeps the token codes.
+  const coreErrorHandler = app.errorHandler;
+  app.setErrorHandler(function (err, req, reply) {
+    const notAKey = err instanceof AppError && err.code === 'AUTH_TOKEN_INVALID' && bearerIsNotJwt(req);
+    return coreErrorHandler.call(this, notAKey ? new AppError('INVALID_API_KEY', 'API key is malformed; expected svc_live_<8-char prefix>_<secret>') : err, req, reply);
   });
 
   // MCP authorization: a 401 names the protected-resource metadata (RFC 9728 section 5.1).

@@ -82,6 +82,26 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     rpcErr(await call('call_tool', { name: 'call_tool', arguments: {} }), -32602);
   });
 
+  it('-32602 describes a failed anyOf, not its first branch: an update without fields, a value outside a literal union', async () => {
+    const id = '018f0000-0000-7000-8000-000000000000';
+    for (const [name, args] of [['tasks.update', { taskId: id }], ['projects.update', { projectId: id }]] as const) {
+      const e = rpcErr(await call(name, args), -32602);
+      expect(e.message).toBe(`Invalid arguments for "${name}": at least one field to change is required`);
+      expect(e.data.field).toBe('');
+    }
+    const priority = rpcErr(await call('tasks.create', { projectId: id, title: 'x', priority: 'urgent' }), -32602);
+    expect(priority.message).toBe('Invalid arguments for "tasks.create": argument "priority" must be one of: "critical", "high", "medium", "low"');
+    expect(priority.data.field).toBe('priority');
+    const contentType = rpcErr(await call('documents.create', { title: 'x', content_type: 'html' }), -32602);
+    expect(contentType.message).toBe('Invalid arguments for "documents.create": argument "content_type" must be one of: "markdown", "plain", "rich_text"');
+    // Other unions keep the useful error: the type list for plain types, the failing branch for a nullable uuid.
+    expect(rpcErr(await call('tasks.update', { taskId: id, description: 5 }), -32602).message)
+      .toBe('Invalid arguments for "tasks.update": argument "description" must be string or null');
+    const assignee = rpcErr(await call('tasks.update', { taskId: id, assignee_id: 'bob' }), -32602);
+    expect(assignee.message).toBe('Invalid arguments for "tasks.update": argument "assignee_id" must match format "uuid"');
+    expect(assignee.data.field).toBe('assignee_id');
+  });
+
   it('-32002 for a resource URI that names nothing visible', async () => {
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://specs/018f0000-0000-7000-8000-000000000000' } }), -32002);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'platform://specs/not-a-uuid' } }), -32002);
@@ -199,6 +219,27 @@ describe('tools: catalogue and access', () => {
     expect((await find('who am i'))[0]).toBe('me.get');
     expect((await find('mark a task done'))[0]).toBe('tasks.update');
     expect(await find('zzzqqq')).toEqual([]);
+  });
+
+  it('results carry their structured content as JSON in the text block (MCP structured content), find_tools too', async () => {
+    for (const [name, args] of [['find_tools', { query: 'create task' }], ['find_tools', { query: 'zzzqqq' }], ['get_tool_schema', { name: 'tasks.create' }], ['projects.list', {}]] as const) {
+      const r = (await call(name, args)).json().result;
+      expect(r.content).toHaveLength(1);
+      expect(JSON.parse(r.content[0].text)).toEqual(r.structuredContent);
+    }
+    const found = (await call('find_tools', { query: 'create task' })).json().result.structuredContent;
+    expect(found.next).toMatch(/get_tool_schema.*call_tool/);
+  });
+
+  it('get_tool_schema describes the meta-tools too (tools/list shows them)', async () => {
+    for (const name of ['find_tools', 'get_tool_schema', 'call_tool']) {
+      const r = (await call('get_tool_schema', { name })).json().result;
+      expect(r.isError).toBeUndefined();
+      expect(r.structuredContent).toMatchObject({ name, scope: null, allowed: true, inputSchema: { type: 'object', additionalProperties: false } });
+    }
+    const callTool = (await call('get_tool_schema', { name: 'call_tool' })).json().result.structuredContent;
+    expect(callTool.inputSchema.required).toEqual(['name']);
+    expect(callTool.inputSchema.properties.arguments.type).toBe('object');
   });
 
   it('get_tool_schema of an unknown tool is a tool error with suggestions', async () => {

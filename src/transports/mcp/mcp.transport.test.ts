@@ -26,6 +26,13 @@ describe('MCP transport rules', () => {
     expect(none.headers['www-authenticate']).toMatch(/^Bearer resource_metadata=".*\/\.well-known\/oauth-protected-resource\/v1\/mcp"$/);
     errorOf(await ping(bearer('svc_live_abcdefgh_' + '0'.repeat(32))), 401, 'INVALID_API_KEY');
     errorOf(await ping(bearer('svc_live_bad')), 401, 'INVALID_API_KEY');
+    // Spec 4.2 lists only AUTH_REQUIRED and INVALID_API_KEY: a token that is neither a key nor JWT-shaped is a bad key.
+    const junk = await ping(bearer('not-an-api-key'));
+    errorOf(junk, 401, 'INVALID_API_KEY');
+    expect(junk.headers['www-authenticate']).toMatch(/resource_metadata=/);
+    // A JWT-shaped token was a session attempt and keeps the token codes; REST keeps its own code for junk.
+    errorOf(await ping(bearer('aaa.bbb.ccc')), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/me', headers: bearer('not-an-api-key') }), 401, 'AUTH_TOKEN_INVALID');
   });
 
   it('429 RATE_LIMIT_EXCEEDED with Retry-After past the per-credential budget', async () => {

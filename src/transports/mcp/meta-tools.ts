@@ -81,13 +81,16 @@ export async function runMetaTool(registry: ToolRegistry, ctx: ServiceContext, n
     const tools = hits.map(({ tool, score }) => ({
       name: tool.name, title: tool.title, description: tool.description, scope: tool.scope, allowed: isAllowed(p, tool), score: Math.round(score * 10) / 10,
     }));
-    const r = toolResult({ query: input.query, tools });
-    r.content = [{ type: 'text', text: tools.length
-      ? tools.map((t, i) => `${i + 1}. ${t.name}: ${t.description} [${t.scope}${t.allowed ? '' : ', not allowed for this credential'}]`).join('\n') + '\nNext: get_tool_schema {"name": "<tool>"}, then call_tool.'
-      : `No tool matches "${input.query}". Try other words, or tools/list with {"full": true} for the whole catalogue.` }];
-    return r;
+    // The guidance travels in the result itself: MCP asks that the text block be the structured content's JSON.
+    const next = tools.length
+      ? 'get_tool_schema {"name": "<tool>"} for its arguments, then call_tool {"name": "<tool>", "arguments": {...}}; "allowed": false means this credential may not call it.'
+      : 'No tool matches; try other words, or tools/list with {"full": true} for the whole catalogue.';
+    return toolResult({ query: input.query, tools, next });
   }
   if (name === 'get_tool_schema') {
+    // The meta-tools are tools too (tools/list shows them): describe them rather than answer "no tool named".
+    const meta = META_TOOLS.find((t) => t.name === input.name);
+    if (meta) return toolResult({ ...meta, scope: null, coarse_scope: null, permission: null, feature: null, allowed: true });
     const tool = registry.get(input.name);
     if (!tool) {
       const near = registry.search(input.name, 3).map((h) => h.tool.name);

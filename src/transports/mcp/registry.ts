@@ -143,11 +143,38 @@ export class ToolRegistry {
   }
 }
 
+/**
+ * What a union of plain values accepts, from its branch errors: `must be one of: "a", "b", null` for literals
+ * (a nullable literal union adds null), `must be string or null` for types; null when a branch is more than that.
+ */
+function unionMessage(branches: ErrorObject[]): string | null {
+  if (!branches.length || !branches.every((x) => x.keyword === 'const' || x.keyword === 'type')) return null;
+  const typeOf = (x: ErrorObject) => String((x.params as { type: unknown }).type);
+  if (branches.some((x) => x.keyword === 'const') && branches.every((x) => x.keyword === 'const' || typeOf(x) === 'null')) {
+    return `must be one of: ${branches.map((x) => (x.keyword === 'const' ? JSON.stringify((x.params as { allowedValue: unknown }).allowedValue) : 'null')).join(', ')}`;
+  }
+  return branches.every((x) => x.keyword === 'type') ? `must be ${branches.map(typeOf).join(' or ')}` : null;
+}
+
+/** `/channels/0` → `channels.0`: the argument as the message names it. */
+const dotted = (instancePath: string) => instancePath.replace(/^\//, '').replace(/\//g, '.');
+
 /** The first Ajv failure in words that name the argument, for the -32602 message. */
 export function describeArgErrors(errors: ErrorObject[] | null | undefined): { message: string; field: string } {
+  // Ajv (allErrors off) reports every branch of a failed anyOf, then the anyOf itself, last: the first error
+  // blames one branch ("name is required" for an update without any field, "must be equal to constant" for a
+  // value outside a literal union). Such unions are described as a whole; for others (a nullable uuid that is
+  // not one) the first branch's error is the useful one.
+  const union = [...(errors ?? [])].reverse().find((x) => x.keyword === 'anyOf');
+  if (union && !union.instancePath) return { message: 'at least one field to change is required', field: '' };
+  if (union) {
+    const path = dotted(union.instancePath);
+    const accepts = unionMessage(errors!.filter((x) => x !== union && x.instancePath === union.instancePath));
+    if (accepts) return { message: `argument "${path}" ${accepts}`, field: path };
+  }
   const e = errors?.[0];
   if (!e) return { message: 'arguments are invalid', field: '' };
-  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const path = dotted(e.instancePath);
   if (e.keyword === 'required') {
     const field = [path, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
     return { message: `argument "${field}" is required`, field };
@@ -156,6 +183,5 @@ export function describeArgErrors(errors: ErrorObject[] | null | undefined): { m
     const field = [path, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
     return { message: `unknown argument "${field}"`, field };
   }
-  if (e.keyword === 'anyOf' && !path) return { message: 'at least one field to change is required', field: '' };
   return { message: `argument "${path || '(arguments)'}" ${e.message ?? 'is invalid'}`, field: path };
 }
