@@ -136,28 +136,40 @@ export async function countDocuments(sql: Sql, orgId: string, f: ListFilter): Pr
 }
 
 /**
- * The organization's documents version for the search cache (migration 0049): waits for the organization's
- * in-flight document writes, then reads the highest change number of its documents (every insert, update,
- * re-index and delete raises it). Every change up to it is committed; any later change gets a higher number.
+ * The organization's documents version for ranking a search into the search cache (migration 0049): waits for the
+ * organization's in-flight document writes, then reads the highest change number of its documents (every insert,
+ * update, re-index and delete raises it). Every change up to it is committed; any later change gets a higher number.
  */
 export async function documentsVersion(sql: Sql, orgId: string): Promise<number> {
   return (await sql.one<{ version: number }>(`SELECT app_documents_version($1) AS version`, [orgId]))!.version;
 }
 
-/** documentsVersion and the list rows of the given documents, in one round trip (the search cache's hit path). */
+/**
+ * The highest change number of the organization's documents in the statement's own snapshot, without waiting for
+ * writers: what a search cache hit checks its entry against (search-cache.ts explains why no wait is needed).
+ */
+const VERSION_SEEN = `COALESCE((SELECT change_seq FROM sync_changes WHERE org_id = $1 AND resource_type = 'documents'
+  ORDER BY change_seq DESC LIMIT 1), 0)`;
+
+/**
+ * The version the statement sees and the list rows of the given documents, from one snapshot in one round trip (the
+ * search cache's hit path). With no ids, the version alone.
+ */
 export async function versionAndRows(sql: Sql, orgId: string, ids: string[]): Promise<{ version: number; rows: DocumentRow[] }> {
-  // The version is computed first (a CTE referenced by the join runs once, before the rows are joined to it).
-  const r = await sql.query<DocumentRow & { v: number }>(`WITH v AS MATERIALIZED (SELECT app_documents_version($1) AS v)
-    SELECT v.v, d.* FROM v LEFT JOIN LATERAL (SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
+  if (ids.length === 0) return { version: (await sql.one<{ v: number }>(`SELECT ${VERSION_SEEN} AS v`, [orgId]))!.v, rows: [] };
+  const r = await sql.query<DocumentRow & { v: number }>(`SELECT v.v, d.* FROM (SELECT ${VERSION_SEEN} AS v) v
+    LEFT JOIN LATERAL (SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
   return { version: r[0].v, rows: r.filter((x) => x.id !== null) };
 }
 
-/** The first `depth` matches of a search in order (id and rank) and the number of matches. */
+/**
+ * The first `depth` matches of a search in order (id and rank) and the number of matches, sorted, counted and cut
+ * inside documents_search_top() (migration 0051), which returns only the rows kept.
+ */
 export async function searchTop(sql: Sql, orgId: string, f: ListFilter, depth: number): Promise<Array<{ id: string; rank: number; total: number }>> {
-  return sql.query(`SELECT m.match_id AS id, m.match_rank::float8 AS rank, count(*) OVER () AS total
-      FROM documents_search_candidates(app_search_query($5::regconfig, $4), $1, $2, $3) m
-     ORDER BY ${SEARCH_ORDER[f.sortBy][f.sortOrder]} LIMIT $6`,
-  [f.projectId ?? null, f.parentId ?? null, f.kind ?? null, f.tsquery, f.queryConfig ?? 'simple', depth]);
+  return sql.query(`SELECT match_id AS id, match_rank::float8 AS rank, total
+      FROM documents_search_top(app_search_query($5::regconfig, $4), $1, $2, $3, $6, $7, $8)`,
+  [f.projectId ?? null, f.parentId ?? null, f.kind ?? null, f.tsquery, f.queryConfig ?? 'simple', f.sortBy, f.sortOrder === 'desc', depth]);
 }
 
 /** List rows of the given documents (any order). */

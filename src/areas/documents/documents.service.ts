@@ -12,7 +12,7 @@ import { documentsDeps } from './deps.js';
 import { replaceContent } from './collab.service.js';
 import { parseWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
-import { SEARCH_CACHE_DEPTH, searchCache, type SearchCacheEntry } from './search-cache.js';
+import { SEARCH_CACHE_DEPTH, searchCache, type SearchCache, type SearchCacheEntry } from './search-cache.js';
 
 export const INDEX_JOB = 'documents.index';
 
@@ -140,40 +140,70 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
   });
 }
 
+type SearchPageOut = { items: DocumentListItemT[]; total: number; limit: number; offset: number };
+/** A page of a search: the total and the list items of its positions (undefined where no row came back). */
+type RankedPage = { total: number; items: Array<DocumentListItemT | undefined> };
+
 /**
  * A page within the first SEARCH_CACHE_DEPTH matches of a search: from the search cache when the organization's
- * documents have not changed since it was filled (search-cache.ts), else ranked now and remembered. Only the
- * page's rows are read.
+ * documents have not changed since it was filled (search-cache.ts), else ranked now and remembered. Only list items
+ * the entry does not hold yet are read.
  */
-async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
+async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<SearchPageOut> {
   const cache = searchCache(ctx.platform);
   const key = JSON.stringify([orgId, filter.tsquery, filter.queryConfig, filter.projectId ?? null, filter.parentId ?? null, filter.kind ?? null, filter.sortBy, filter.sortOrder]);
   const { limit, offset } = filter;
   return ctx.platform.db.tenant(orgId, async (sql) => {
-    const page = (e: SearchCacheEntry) => e.ids.slice(offset, offset + limit);
-    let entry = cache.peek(key);
-    let rows: repo.DocumentRow[] | undefined;
-    // Hit path, one round trip: the current version and the rows of the remembered page; used if the version held.
-    if (entry) {
-      const r = await repo.versionAndRows(sql, orgId, page(entry));
-      if (cache.get(key, r.version)) rows = r.rows;
-      else entry = undefined;
-    }
-    if (!entry) {
-      const version = await repo.documentsVersion(sql, orgId);
-      const top = await repo.searchTop(sql, orgId, filter, SEARCH_CACHE_DEPTH);
-      entry = { version, total: top.length ? Number(top[0].total) : 0, ids: top.map((r) => r.id), ranks: top.map((r) => r.rank) };
-      cache.set(key, entry);
-      const ids = page(entry);
-      rows = ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [];
-    }
-    const byId = new Map(rows!.map((r) => [r.id, r]));
-    const items: DocumentListItemT[] = [];
-    page(entry).forEach((id, i) => {
-      const r = byId.get(id); // missing only if deleted after the version was read (the next search ranks again)
-      if (r) items.push(toListItem(r, true, entry!.ranks[offset + i]));
-    });
-    return { items, total: entry.total, limit, offset };
+    const peeked = cache.peek(key);
+    const page = (peeked && (await fromCache(sql, cache, key, peeked, orgId, offset, offset + limit))) || (await rankInto(sql, cache, key, orgId, filter));
+    // A hole only if the document was deleted after the ranking (the next search ranks again).
+    return { items: page.items.filter((item): item is DocumentListItemT => item !== undefined), total: page.total, limit, offset };
+  });
+}
+
+/**
+ * Hit path, one round trip: the version this snapshot sees and the rows of the page's items the entry lacks. The page
+ * is what the entry held when the statement was sent plus those rows, never items another request stored meanwhile
+ * (search-cache.ts says why); undefined if the entry is stale.
+ */
+async function fromCache(sql: Sql, cache: SearchCache, key: string, entry: SearchCacheEntry, orgId: string, from: number, to: number): Promise<RankedPage | undefined> {
+  const held = heldItems(entry, from, to);
+  const missing = held.flatMap((item, i) => (item ? [] : [entry.ids[from + i]]));
+  const r = await repo.versionAndRows(sql, orgId, missing);
+  if (!cache.check(key, entry, r.version)) return undefined;
+  if (missing.length === 0) return { total: entry.total, items: held };
+  const read = pageItems(entry, r.rows, from, to);
+  cache.fill(key, entry, from, read);
+  return { total: entry.total, items: held.map((item, i) => item ?? read[i]) };
+}
+
+/** Miss path: the version (after in-flight writes), the ranking, then the page's rows; remembered under `key`. */
+async function rankInto(sql: Sql, cache: SearchCache, key: string, orgId: string, filter: repo.ListFilter): Promise<RankedPage> {
+  const version = await repo.documentsVersion(sql, orgId);
+  const top = await repo.searchTop(sql, orgId, filter, SEARCH_CACHE_DEPTH);
+  const entry: SearchCacheEntry = { version, total: top.length ? Number(top[0].total) : 0, ids: top.map((r) => r.id), ranks: top.map((r) => r.rank), items: [] };
+  cache.set(key, entry);
+  const { offset, limit } = filter;
+  const ids = entry.ids.slice(offset, offset + limit);
+  const read = pageItems(entry, ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [], offset, offset + limit);
+  cache.fill(key, entry, offset, read);
+  return { total: entry.total, items: read };
+}
+
+/** How many of the positions from..to the entry has matches for. */
+const pageLength = (entry: SearchCacheEntry, from: number, to: number) => Math.max(0, Math.min(to, entry.ids.length) - from);
+
+/** The entry's list items at positions from..to (undefined where it holds none yet). */
+function heldItems(entry: SearchCacheEntry, from: number, to: number): Array<DocumentListItemT | undefined> {
+  return Array.from({ length: pageLength(entry, from, to) }, (_, i) => entry.items[from + i]);
+}
+
+/** List items of positions from..to built from `rows` (undefined where no row came back). */
+function pageItems(entry: SearchCacheEntry, rows: repo.DocumentRow[], from: number, to: number): Array<DocumentListItemT | undefined> {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return Array.from({ length: pageLength(entry, from, to) }, (_, i) => {
+    const r = byId.get(entry.ids[from + i]);
+    return r && toListItem(r, true, entry.ranks[from + i]);
   });
 }
 
