@@ -18,6 +18,7 @@ import { FIXTURES } from './fixtures.js';
 import type { RegisteredRoute } from '../src/core/http/openapi.js';
 import { ROLE_PERMISSIONS, ALL_SCOPES } from '../src/core/auth/permissions.js';
 import type { RateLimitStore } from '../src/core/rate-limit.js';
+import { MCP_PATH } from '../src/transports/mcp/mcp.routes.js';
 
 type Json = Record<string, unknown>;
 type Schema = Record<string, unknown>;
@@ -342,9 +343,11 @@ for (const r of routes) {
       describe('(a) credentials', () => {
         const url = () => fillPath(r) + queryFor(r);
         it('no credential: 401 AUTH_REQUIRED', async () => { expectError(await call(r, url(), {}), 401, 'AUTH_REQUIRED'); });
-        it('garbage bearer: 401 AUTH_TOKEN_INVALID', async () => {
-          expectError(await call(r, url(), bearer('garbage-token')), 401, 'AUTH_TOKEN_INVALID');
-          expectError(await call(r, url(), { authorization: 'Basic dXNlcjpwYXNz' }), 401, 'AUTH_TOKEN_INVALID');
+        // Spec 4.2: the MCP endpoint's 401s are AUTH_REQUIRED or INVALID_API_KEY, so a credential that is no JWT is a bad key there.
+        const garbageCode = r.url === MCP_PATH ? 'INVALID_API_KEY' : 'AUTH_TOKEN_INVALID';
+        it(`garbage bearer: 401 ${garbageCode}`, async () => {
+          expectError(await call(r, url(), bearer('garbage-token')), 401, garbageCode);
+          expectError(await call(r, url(), { authorization: 'Basic dXNlcjpwYXNz' }), 401, garbageCode);
         });
         it('JWT signed by another Ed25519 key: 401 AUTH_TOKEN_INVALID', async () => { expectError(await call(r, url(), bearer(creds.otherKey)), 401, 'AUTH_TOKEN_INVALID'); });
         it('alg:none JWT: 401 AUTH_TOKEN_INVALID', async () => { expectError(await call(r, url(), bearer(creds.unsignedJwt)), 401, 'AUTH_TOKEN_INVALID'); });

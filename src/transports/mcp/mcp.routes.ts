@@ -58,12 +58,12 @@ function baseUrl(app: FastifyInstance, req: FastifyRequest): string {
   return (app.platform.config.publicBaseUrl ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
 }
 
-/** A Bearer token without the three segments of a JWT (false when there is no Bearer token at all). */
+/** A credential that is not JWT-shaped: a Bearer token without three segments, or another scheme (Basic ...). */
 function bearerIsNotJwt(req: FastifyRequest): boolean {
   try {
     return bearerToken(header(req, 'authorization')).split('.').length !== 3;
   } catch {
-    return false;
+    return true; // another scheme (Basic ...): no session token either, so a bad key as far as MCP's codes go
   }
 }
 
