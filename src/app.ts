@@ -29,6 +29,9 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
   const app = Fastify({
     ...(opts.loggerInstance ? { loggerInstance: opts.loggerInstance } : { logger: opts.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
+    // One line per request is ours (onResponse below: method, url, status, ms, request id); Fastify's own
+    // "incoming request" / "request completed" pair would log each request two more times.
+    disableRequestLogging: true,
     exposeHeadRoutes: false,
     trustProxy: process.env.TRUST_PROXY === 'true',
     requestIdHeader: false,

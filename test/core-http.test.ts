@@ -304,3 +304,22 @@ describe('graceful shutdown', () => {
     expect(head).toMatch(/\r\nx-ratelimit-limit: \d+\r\n/i);
   });
 });
+
+describe('request logging', () => {
+  it('one line per request, carrying its request id; no second pair from Fastify', async () => {
+    const { buildApp } = await import('../src/app.js');
+    const pino = (await import('pino')).default;
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s)); } });
+    const app = await buildApp({ ...setup.platform, config: { ...setup.platform.config, jobPollMs: 0 } }, { loggerInstance: logger });
+    try {
+      await app.ready();
+      const res = await app.inject({ url: '/v1/health', headers: { 'x-request-id': 'log-test-0001' } });
+      expect(res.headers['x-request-id']).toBe('log-test-0001');
+      const mine = lines.filter((l) => l.reqId === 'log-test-0001');
+      expect(mine.map((l) => l.msg)).toEqual(['request completed']);
+      expect(mine[0]).toMatchObject({ method: 'GET', url: '/v1/health', statusCode: 200 });
+      expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
+    } finally { await app.close(); }
+  });
+});

@@ -193,7 +193,7 @@ describe('POST /v1/auth/refresh', () => {
     expect(res.statusCode).toBe(200);
     const d = res.json().data;
     expect(d.refresh_token).not.toBe(a.refreshToken);
-    expect(d).toMatchObject({ user: { id: a.userId }, organization: { id: a.orgId }, token_type: 'Bearer', expires_in: 900 });
+    expect(d).toMatchObject({ user: { id: a.userId }, organization: { id: a.orgId, role: 'owner' }, token_type: 'Bearer', expires_in: 900 });
     expect((await me(bearer(d.access_token))).statusCode).toBe(200);
     // the next rotation works with the new token
     expect((await post('/v1/auth/refresh', { refresh_token: d.refresh_token })).statusCode).toBe(200);

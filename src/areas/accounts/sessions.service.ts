@@ -53,7 +53,7 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
     const access = await ctx.platform.signer.signAccess({ sub: user.id, org: org.id, sid: row.session_id, ver: user.token_version });
     return {
       tokens: {
-        user: { id: user.id, email: user.email, name: user.name }, organization: orgView(org),
+        user: { id: user.id, email: user.email, name: user.name }, organization: orgView({ ...org, role: member.role }),
         access_token: access, refresh_token: next, expires_in: ACCESS_TOKEN_TTL_SECONDS, token_type: 'Bearer' as const,
       },
     };
