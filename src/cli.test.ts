@@ -154,6 +154,34 @@ describe('platform CLI: admin commands', () => {
     expect(r.json.error.code).toBe('NOT_FOUND');
   });
 
+  it('user set-password-token: an operator hands an invited account a token that sets its first password', async () => {
+    const s = slug('cli-pwtoken');
+    const org = (await cli('org', 'create', '--name', 'Token Org', '--slug', s, '--json')).json;
+    const email = uniqueEmail('invited');
+    expect((await cli('user', 'create', '--email', email, '--name', 'Invited', '--org', s, '--json')).code).toBe(0);
+    const first = await cli('user', 'set-password-token', '--email', email);
+    expect(first.code).toBe(0);
+    expect(first.out).toContain('POST /v1/auth/password-reset/confirm');
+    const r = await cli('user', 'set-password-token', '--email', email.toUpperCase(), '--json');
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({ user_id: expect.any(String), email, token: expect.stringMatching(/^pr_[A-Za-z0-9_-]{43}$/), expires_at: expect.any(String), confirm: 'POST /v1/auth/password-reset/confirm' });
+    expect(Date.parse(r.json.expires_at) - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect(Date.parse(r.json.expires_at) - Date.now()).toBeLessThanOrEqual(60 * 60_000);
+    const confirm = (token: string) => t.app.inject({ method: 'POST', url: '/v1/auth/password-reset/confirm', payload: { token, password: STRONG_PASSWORD } });
+    // The newer token replaced the one printed first.
+    errorOf(await confirm(/pr_[A-Za-z0-9_-]{43}/.exec(first.out)![0]), 401, 'AUTH_TOKEN_INVALID');
+    expect((await confirm(r.json.token)).statusCode).toBe(200);
+    const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password: STRONG_PASSWORD } });
+    expect(login.statusCode).toBe(200);
+    expect(await auditOf(org.id, 'user.password_reset_requested')).toEqual([
+      expect.objectContaining({ credential_kind: 'system', target_id: r.json.user_id, details: { via: 'operator' } }),
+      expect.objectContaining({ credential_kind: 'system', target_id: r.json.user_id, details: { via: 'operator' } }),
+    ]);
+    const unknown = await cli('user', 'set-password-token', '--email', uniqueEmail('nobody'), '--json');
+    expect({ exit: unknown.code, code: unknown.json.error.code }).toEqual({ exit: 1, code: 'NOT_FOUND' });
+    expect((await cli('user', 'set-password-token')).code).toBe(2);
+  });
+
   it('usage errors exit 2: missing or unknown options, unknown commands', async () => {
     for (const argv of [['org', 'create'], ['org', 'create', '--name', 'x', '--colour', 'red'], ['user', 'create', '--email', 'a@b.c'], ['entitlements', 'set', '--org', 'x'], ['org', 'destroy'], ['frobnicate'], ['org']]) {
       const r = await cli(...argv);
@@ -165,7 +193,7 @@ describe('platform CLI: admin commands', () => {
   it('--help for every command', async () => {
     const top = await cli('--help');
     expect(top.code).toBe(0);
-    for (const c of ['org create', 'user create', 'api-key create', 'scim-token create', 'entitlements set']) {
+    for (const c of ['org create', 'user create', 'user set-password-token', 'api-key create', 'scim-token create', 'entitlements set']) {
       expect(top.out).toContain(c);
       const r = await cli(...c.split(' '), '--help');
       expect(r.code).toBe(0);

@@ -14,6 +14,7 @@ import { systemContext } from './areas/accounts/system.js';
 import * as S from './areas/accounts/accounts.schemas.js';
 import { createOrganization, addMember } from './areas/accounts/organizations.service.js';
 import { createApiKey } from './areas/accounts/api-keys.service.js';
+import { issueResetTokenFor } from './areas/accounts/password-reset.service.js';
 import { createScimToken, resolveOrganization, resolveUserByEmail, setEntitlements } from './areas/accounts/admin.service.js';
 
 export const USAGE = `Usage: platform <command> [options]
@@ -23,6 +24,7 @@ Commands:
   migrate                       Apply database migrations and exit
   org create                    Create an organization
   user create                   Create a user (or take an existing one) and add them to an organization
+  user set-password-token       Issue a one-hour token that sets a user's password (reset or first password)
   api-key create                Create an API key acting as a member of an organization
   scim-token create             Create a SCIM bearer token for an organization
   entitlements set              Set an organization's plan tier, subscription status and features
@@ -110,6 +112,22 @@ Without a password the account is an invited one: it cannot sign in until a pass
       const member = await addMember(ctx, input, { orgId: org.id, password });
       const data = { ...member, organization_id: org.id, organization_slug: org.slug, password_set: password !== undefined };
       return { data, text: `User ${member.email} (id ${member.user_id}) is now ${member.role} of ${org.slug}${password !== undefined ? '' : ' (no password set)'}.\n` };
+    },
+  },
+
+  'user set-password-token': {
+    usage: `Usage: platform user set-password-token --email <email> [--json]
+
+Issues a token that sets the password of this account, valid for 60 minutes and usable once, for you to hand
+to its owner (no e-mail is sent, so it works without SMTP_URL). They choose the password with
+POST /v1/auth/password-reset/confirm {"token", "password"}; every session of the account then ends.
+An earlier unused reset token of the account stops working. Works for invited accounts without a password too.
+`,
+    options: { email: { type: 'string' } },
+    required: ['email'],
+    async run(ctx, v) {
+      const issued = await issueResetTokenFor(ctx, String(v.email));
+      return { data: issued, text: `Password token for ${issued.email} (id ${issued.user_id}), valid until ${issued.expires_at}, usable once.\nHand it over by a safe channel; it is used with ${issued.confirm}:\n\n  ${issued.token}\n\n` };
     },
   },
 

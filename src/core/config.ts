@@ -40,7 +40,7 @@ export interface Config {
   jobPollMs: number;
   /** SMTP relay for outgoing mail (smtp://user:pass@host:port or smtps://...); null = e-mail is not configured. */
   smtpUrl: string | null;
-  /** From address of platform mail (alerts); required with smtpUrl. */
+  /** From address of platform mail (password resets, invitations, alerts); required with smtpUrl. */
   smtpFrom: string | null;
 }
 

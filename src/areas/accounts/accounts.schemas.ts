@@ -101,3 +101,11 @@ export type UpdateOrgInput = Static<typeof UpdateOrgBody>;
 export type AddMemberInput = Static<typeof AddMemberBody>;
 export type CreateApiKeyInput = Static<typeof CreateApiKeyBody>;
 export type EntitlementsInput = Static<typeof EntitlementsBody>;
+
+export const PasswordResetBody = Type.Object({ email: Email }, strict);
+export const PasswordResetOut = Type.Object({ accepted: Type.Literal(true) });
+export const PasswordConfirmBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 512 }),
+  password: Type.String({ minLength: 12, maxLength: 256 }),
+}, strict);
+export const PasswordConfirmOut = Type.Object({ password_set: Type.Literal(true) });

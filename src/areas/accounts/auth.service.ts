@@ -10,30 +10,13 @@ import { openSession } from './sessions.service.js';
 import { createOrganizationRow } from './organizations.service.js';
 import type { LoginInput, RegisterInput } from './accounts.schemas.js';
 import { assertPassword } from './passwords.js';
+import { throttle, type AttemptBudget } from './throttle.js';
 
 const MFA_TOKEN_TTL_SECONDS = 300;
 /** Guessing budgets on top of the per-address route limit: per e-mail for passwords, per user for authenticator codes. */
-export const LOGIN_ATTEMPTS = { max: 10, windowMs: 60_000 };
-export const CODE_ATTEMPTS = { max: 5, windowMs: 60_000 };
+export const LOGIN_ATTEMPTS: AttemptBudget = { max: 10, windowMs: 60_000 };
+export const CODE_ATTEMPTS: AttemptBudget = { max: 5, windowMs: 60_000 };
 
-/**
- * Counts one attempt against `key`; past the budget every attempt is 429, right or wrong, until the window ends.
- * Returns what the caller calls once the attempt proved right: a successful sign-in or code is taken back, so the
- * budget counts failures only (guessing is what it limits; a user or client signing in often is not).
- */
-async function throttle(ctx: ServiceContext, key: string, limit: { max: number; windowMs: number }): Promise<() => void> {
-  const storeKey = `auth:${key}`;
-  const { rateLimitStore } = ctx.platform;
-  const succeeded = () => { void Promise.resolve().then(() => rateLimitStore.undo(storeKey, limit.windowMs)).catch(() => {}); };
-  let r: { count: number; resetAtMs: number };
-  try { r = await rateLimitStore.hit(storeKey, limit.windowMs); } catch { return () => {}; } // the route limit still applies
-  if (r.count <= limit.max) return succeeded;
-  const retryAfter = Math.max(1, Math.ceil((r.resetAtMs - Date.now()) / 1000));
-  // The 429's rate-limit headers describe this budget, the one that ran out (not the route's general one).
-  throw new AppError('RATE_LIMIT_EXCEEDED', `Too many attempts; retry after ${retryAfter} s`, { limit: limit.max, retryAfterSeconds: retryAfter }, {
-    headers: { 'Retry-After': String(retryAfter), 'X-RateLimit-Limit': String(limit.max), 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Math.ceil(r.resetAtMs / 1000)) },
-  });
-}
 // A real hash to compare against when the e-mail is unknown, so both failures take the same time.
 const dummyHash = hashPassword('not-a-real-password-placeholder');
 

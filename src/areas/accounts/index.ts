@@ -3,11 +3,15 @@ import authRoutes from './auth.routes.js';
 import organizationRoutes from './organizations.routes.js';
 import apiKeyRoutes from './api-keys.routes.js';
 import adminRoutes from './admin.routes.js';
+import passwordResetRoutes from './password-reset.routes.js';
+import { accountsMailer } from './password-reset.service.js';
 
 /** Accounts and tenancy (design: accounts-and-tenancy.md). */
 export default async function accountsArea(app: FastifyInstance) {
   await app.register(authRoutes);
+  await app.register(passwordResetRoutes);
   await app.register(organizationRoutes);
   await app.register(apiKeyRoutes);
   await app.register(adminRoutes);
+  app.addHook('onClose', async () => { accountsMailer(app.platform).close(); });
 }

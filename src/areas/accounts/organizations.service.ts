@@ -7,6 +7,7 @@ import { audit } from '../../core/audit.js';
 import { assertSlug, slugify } from '../../core/slugs.js';
 import { hashPassword } from '../../core/crypto.js';
 import { assertPassword } from './passwords.js';
+import { accountsMailer, issuePasswordToken, sendInvitation, type IssuedToken } from './password-reset.service.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 import { assertSettingKeys } from '../../core/settings-keys.js';
@@ -115,8 +116,9 @@ function assertCanGrant(ctx: ServiceContext, role: string, orgIsRoot: boolean): 
 }
 
 /**
- * Adds an existing user by e-mail, or creates an invited one (no password until set). A signed-in caller adds
- * to their own organization; a system context (CLI) names `opts.orgId` and may set a password for a new account.
+ * Adds an existing user by e-mail, or creates an invited one (no password until set; with e-mail configured, an
+ * invitation token to set it is mailed). A signed-in caller adds to their own organization; a system context (CLI)
+ * names `opts.orgId` and may set a password for a new account.
  */
 export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts: { orgId?: string; password?: string } = {}) {
   const orgId = ctx.principal ? requirePermission(ctx, 'org.manage_members').orgId : opts.orgId;
@@ -127,8 +129,10 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
     assertPassword(opts.password);
     passwordHash = await hashPassword(opts.password);
   }
+  const mailer = accountsMailer(ctx.platform);
+  let added: { member: MemberRow; orgName: string; invite: IssuedToken | null };
   try {
-    return await ctx.platform.db.systemTx(async (sql) => {
+    added = await ctx.platform.db.systemTx(async (sql) => {
       const org = await accountsRepo.orgById(sql, orgId);
       if (!org) throw notFound('Organization');
       assertCanGrant(ctx, input.role, org.is_root);
@@ -147,13 +151,20 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
       await accountsRepo.insertMembership(sql, orgId, user.id, input.role);
       if (created) await audit(sql, ctx, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, invited: !passwordHash } });
       await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
-      return (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [orgId, user.id]))!;
+      // Without e-mail there is no one to hand the token to; the operator's CLI issues one instead.
+      const invite = created && !passwordHash && mailer.configured ? await issuePasswordToken(sql, user.id, 'invite') : null;
+      const member = (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [orgId, user.id]))!;
+      return { member, orgName: org.name, invite };
     });
   } catch (err) {
     // Two concurrent invitations of the same new e-mail: the loser sees the usual conflict.
     if (isUniqueViolation(err)) throw conflict('This user is already a member of the organization', { field: 'email' });
     throw err;
   }
+  // After the commit, so no mail invites to a membership that was rolled back; off the request path, so a slow relay
+  // does not hold the caller (a failed send is logged only).
+  if (added.invite) void sendInvitation(ctx, { userId: added.member.user_id, email: added.member.email, orgName: added.orgName }, added.invite);
+  return added.member;
 }
 
 async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Promise<number> {

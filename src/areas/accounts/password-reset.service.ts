@@ -1,0 +1,140 @@
+import { AppError, conflict, notFound } from '../../core/errors.js';
+import type { Platform, ServiceContext } from '../../core/context.js';
+import type { Sql } from '../../core/db/database.js';
+import { hashPassword, randomB64url, sha256Hex } from '../../core/crypto.js';
+import { audit } from '../../core/audit.js';
+import type { Mailer, MailMessage } from '../../adapters/smtp/port.js';
+import { createMailer } from '../../adapters/smtp/smtp-client.js';
+import { accountsRepo } from './accounts.repo.js';
+import { assertPassword } from './passwords.js';
+import { throttle, type AttemptBudget } from './throttle.js';
+
+export type PasswordTokenPurpose = 'reset' | 'invite';
+/** How long a token sets a password: a reset answers a request made just now; an invitation waits for its reader. */
+export const PASSWORD_TOKEN_TTL_MS: Record<PasswordTokenPurpose, number> = { reset: 60 * 60_000, invite: 7 * 86_400_000 };
+/** Reset e-mails per address: every request counts (each one lands in a mailbox), so the route cannot flood one. */
+export const RESET_REQUESTS: AttemptBudget = { max: 5, windowMs: 3_600_000 };
+export const CONFIRM_ROUTE = 'POST /v1/auth/password-reset/confirm';
+const NOT_CONFIGURED = 'E-mail is not configured on this deployment (SMTP_URL, SMTP_FROM); an operator can issue a reset token with "platform user set-password-token"';
+
+const mailers = new WeakMap<Platform, Mailer>();
+/** The accounts area's SMTP client, one per platform; closed with the app (accounts index). */
+export function accountsMailer(platform: Platform): Mailer {
+  let m = mailers.get(platform);
+  if (!m) mailers.set(platform, (m = createMailer(platform.config)));
+  return m;
+}
+
+export interface IssuedToken { token: string; expires_at: string }
+
+/**
+ * Creates a single-use token that sets the user's password; only its SHA-256 is stored. A new reset token replaces
+ * the user's unused earlier ones, so only the latest e-mail works; expired rows of the user are cleared on the way.
+ */
+export async function issuePasswordToken(sql: Sql, userId: string, purpose: PasswordTokenPurpose): Promise<IssuedToken> {
+  await sql.exec(`DELETE FROM password_tokens WHERE user_id = $1 AND ((purpose = $2 AND $2 = 'reset' AND used_at IS NULL) OR expires_at <= now())`, [userId, purpose]);
+  const token = `pr_${randomB64url(32)}`;
+  const expiresAt = new Date(Date.now() + PASSWORD_TOKEN_TTL_MS[purpose]).toISOString();
+  await sql.exec(`INSERT INTO password_tokens (token_hash, user_id, purpose, expires_at) VALUES ($1, $2, $3, $4)`, [sha256Hex(token), userId, purpose, expiresAt]);
+  return { token, expires_at: expiresAt };
+}
+
+/** Users belong to no one organization: the row goes to each of theirs, since the password opens all of them. */
+async function auditForUser(sql: Sql, ctx: ServiceContext, userId: string, action: string, details: Record<string, unknown>): Promise<void> {
+  for (const org of await accountsRepo.orgsOfUser(sql, userId)) {
+    await audit(sql, ctx, { orgId: org.id, action, targetType: 'user', targetId: userId, details });
+  }
+}
+
+function confirmHow(platform: Platform, token: IssuedToken, validFor: string): string {
+  const url = platform.config.publicBaseUrl ? ` (${platform.config.publicBaseUrl.replace(/\/+$/, '')}/v1/auth/password-reset/confirm)` : '';
+  return [
+    `Your token (valid ${validFor}, until ${token.expires_at}; it works once):`, '', `  ${token.token}`, '',
+    `Choose your password with ${CONFIRM_ROUTE}${url} and the JSON body`,
+    `{"token": "<the token above>", "password": "<your new password, 12 characters or more>"}.`,
+  ].join('\n');
+}
+
+/** Sends one message; a failure is logged, never thrown (the caller's change has been committed already). */
+async function sendLogged(platform: Platform, message: MailMessage, what: string, userId: string): Promise<void> {
+  try { await accountsMailer(platform).send(message); }
+  catch (err) { platform.log.warn({ err: (err as Error).message, user_id: userId }, `${what} e-mail could not be sent`); }
+}
+
+/**
+ * Starts a password reset. The answer is the same whether the account exists or not (no enumeration), and the
+ * e-mail goes out after the answer, so the relay's latency does not tell them apart either.
+ */
+export async function requestPasswordReset(ctx: ServiceContext, email: string): Promise<{ accepted: true }> {
+  const { platform } = ctx;
+  if (!accountsMailer(platform).configured) throw new AppError('SERVICE_UNAVAILABLE', NOT_CONFIGURED);
+  const address = email.trim().toLowerCase();
+  await throttle(ctx, `password-reset:${address}`, RESET_REQUESTS);
+  const user = await accountsRepo.userByEmail(platform.db.sys, address);
+  if (user?.is_active) {
+    const token = await platform.db.systemTx(async (sql) => {
+      const issued = await issuePasswordToken(sql, user.id, 'reset');
+      await auditForUser(sql, ctx, user.id, 'user.password_reset_requested', {});
+      return issued;
+    });
+    void sendLogged(platform, {
+      to: [user.email], subject: 'Reset your password',
+      text: `Someone, hopefully you, asked to reset the password of the account ${user.email}.\n\n${confirmHow(platform, token, 'for 60 minutes')}\n\n`
+        + 'If you did not ask for this, ignore this message: your password stays as it is.\n',
+    }, 'Password reset', user.id);
+  }
+  return { accepted: true };
+}
+
+/**
+ * Sets the password with a reset or invite token. Setting it ends every session of the user (token_version bump and
+ * revocation), and spends every outstanding token of theirs, so an older e-mail cannot set it again later.
+ */
+export async function confirmPasswordReset(ctx: ServiceContext, input: { token: string; password: string }): Promise<{ password_set: true }> {
+  const { db } = ctx.platform;
+  // Before the token is looked at: a refused password leaves the token usable.
+  assertPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  const hash = sha256Hex(input.token);
+  const outcome = await db.systemTx(async (sql) => {
+    const row = await sql.one<{ user_id: string; purpose: string; expires_at: string; used_at: string | null }>(
+      `SELECT user_id, purpose, expires_at, used_at FROM password_tokens WHERE token_hash = $1 FOR UPDATE`, [hash]);
+    if (!row || row.used_at) return 'invalid' as const;
+    if (Date.parse(row.expires_at) <= Date.now()) return 'expired' as const;
+    const user = await accountsRepo.userById(sql, row.user_id);
+    if (!user?.is_active) return 'invalid' as const;
+    await sql.exec(`UPDATE password_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [user.id]);
+    await sql.exec(`UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1`, [user.id, passwordHash]);
+    const revoked = await sql.exec(`UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, [user.id]);
+    await auditForUser(sql, ctx, user.id, 'user.password_set', { via: row.purpose, sessions_revoked: revoked });
+    return 'set' as const;
+  });
+  if (outcome === 'invalid') throw new AppError('AUTH_TOKEN_INVALID', 'Password token is not recognised or was already used');
+  if (outcome === 'expired') throw new AppError('AUTH_TOKEN_EXPIRED', 'Password token has expired; request a new one');
+  ctx.platform.credentials.invalidate();
+  return { password_set: true };
+}
+
+/** For an operator (CLI): a reset token to hand over by other means; works without e-mail. */
+export async function issueResetTokenFor(ctx: ServiceContext, email: string) {
+  const { db } = ctx.platform;
+  const user = await accountsRepo.userByEmail(db.sys, email.trim());
+  if (!user) throw notFound('User', { email });
+  if (!user.is_active) throw conflict('This account is deactivated');
+  const token = await db.systemTx(async (sql) => {
+    const issued = await issuePasswordToken(sql, user.id, 'reset');
+    await auditForUser(sql, ctx, user.id, 'user.password_reset_requested', { via: 'operator' });
+    return issued;
+  });
+  return { user_id: user.id, email: user.email, ...token, confirm: CONFIRM_ROUTE };
+}
+
+/** Mails an invitation token to a member created without a password; called after the member's transaction commits. */
+export async function sendInvitation(ctx: ServiceContext, to: { userId: string; email: string; orgName: string }, token: IssuedToken): Promise<void> {
+  const who = ctx.principal ? `${ctx.principal.name} (${ctx.principal.email})` : 'An administrator';
+  await sendLogged(ctx.platform, {
+    to: [to.email], subject: `You are invited to ${to.orgName}`,
+    text: `${who} added you to the organization "${to.orgName}" with the account ${to.email}.\n\n${confirmHow(ctx.platform, token, 'for 7 days')}\n\n`
+      + `Then sign in with POST /v1/auth/login, your e-mail and that password.\n`,
+  }, 'Invitation', to.userId);
+}
