@@ -171,6 +171,7 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
   principal: Principal | null, authError: unknown): void | Promise<void> {
   const limited = applyRateLimit(platform, req, reply, needs, principal, url);
   const rest = () => {
+    needs.originCheck?.(req);
     if (authError) throw authError;
     // Spec part 1: the organization comes from the credential; `org_id` is never accepted in a query string (a route
     // whose query schema declares it, such as an SSO sign-in that names the organization, takes it as its own input).

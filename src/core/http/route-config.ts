@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Feature } from '../config.js';
 import type { Principal } from '../auth/principal.js';
 import type { ServiceContext } from '../context.js';
@@ -19,6 +20,11 @@ export interface RouteNeeds {
   subscription?: boolean;
   /** Needs an MFA step-up within the last 5 minutes (403 MFA_STEPUP_REQUIRED). */
   stepUp?: boolean;
+  /**
+   * Checked by the guard before the credential (after the rate limit): throws to refuse the request whoever sends
+   * it. The MCP transport's Origin rule: a disallowed browser Origin is 403, with or without a credential.
+   */
+  originCheck?: (req: FastifyRequest) => void;
   /** Body media types the route takes, named by the 415 answer (default: application/json). */
   accepts?: string[];
   /** Platform root organization only (super_admin role, or the `admin` key scope). */

@@ -120,7 +120,8 @@ export default async function mcpTransport(app: FastifyInstance) {
     throw new AppError('FORBIDDEN', `Origin "${origin}" is not allowed to call the MCP endpoint`);
   };
 
-  const mcpConfig = { rateLimit: { failClosed: true }, protocol: 'jsonrpc' as const };
+  // The guard runs checkOrigin before the credential, so a disallowed Origin is 403 even without one.
+  const mcpConfig = { rateLimit: { failClosed: true }, protocol: 'jsonrpc' as const, originCheck: checkOrigin };
 
   app.post(MCP_PATH, {
     config: mcpConfig,
@@ -138,7 +139,6 @@ export default async function mcpTransport(app: FastifyInstance) {
       },
     },
   }, async (req, reply) => {
-    checkOrigin(req);
     const mode = replyMode(header(req, 'accept'));
     if (!mode) return transportError(reply, 406, RPC.TRANSPORT_ERROR, 'Not Acceptable: the client must accept application/json or text/event-stream');
     const { dispatcher } = ensure();
@@ -194,7 +194,6 @@ export default async function mcpTransport(app: FastifyInstance) {
       response: { 204: Type.Null({ description: 'Session ended' }) },
     },
   }, async (req, reply) => {
-    checkOrigin(req);
     const sessionId = header(req, 'mcp-session-id');
     if (!sessionId) return transportError(reply, 400, RPC.TRANSPORT_ERROR, 'Bad Request: MCP-Session-Id header is required');
     if (!(await endSession(req.ctx, sessionId))) return transportError(reply, 404, RPC.SESSION_NOT_FOUND, 'Session not found: it is unknown or has already ended');

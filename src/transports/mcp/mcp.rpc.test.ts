@@ -191,6 +191,17 @@ describe('lifecycle and sessions', () => {
     expect(res.headers.allow).toContain('POST');
     const evil = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { origin: 'https://evil.example' } });
     expect(evil.statusCode).toBe(403);
+    // Refused before the credential is looked at: 403 without one too (MCP transport rule), and on GET and DELETE.
+    const anonymous = await t.app.inject({ method: 'POST', url: '/v1/mcp', headers: { 'content-type': 'application/json', accept: ACCEPT, origin: 'https://evil.example' },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    expect(anonymous.statusCode).toBe(403);
+    expect(anonymous.json().error.code).toBe('FORBIDDEN');
+    for (const method of ['GET', 'DELETE'] as const) {
+      expect((await t.app.inject({ method, url: '/v1/mcp', headers: { ...bearer(key), origin: 'https://evil.example' } })).statusCode).toBe(403);
+    }
+    // Without an Origin (a server-side client) nothing changes: no credential is still 401.
+    expect((await t.app.inject({ method: 'POST', url: '/v1/mcp', headers: { 'content-type': 'application/json', accept: ACCEPT },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) })).statusCode).toBe(401);
   });
 });
 
