@@ -4,7 +4,7 @@ import organizationRoutes from './organizations.routes.js';
 import apiKeyRoutes from './api-keys.routes.js';
 import adminRoutes from './admin.routes.js';
 import passwordResetRoutes from './password-reset.routes.js';
-import { accountsMailer } from './password-reset.service.js';
+import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 
 /** Accounts and tenancy (design: accounts-and-tenancy.md). */
 export default async function accountsArea(app: FastifyInstance) {
@@ -13,5 +13,5 @@ export default async function accountsArea(app: FastifyInstance) {
   await app.register(organizationRoutes);
   await app.register(apiKeyRoutes);
   await app.register(adminRoutes);
-  app.addHook('onClose', async () => { accountsMailer(app.platform).close(); });
+  app.addHook('onClose', async () => { platformMailer(app.platform).close(); });
 }

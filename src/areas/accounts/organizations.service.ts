@@ -7,10 +7,11 @@ import { audit } from '../../core/audit.js';
 import { assertSlug, slugify } from '../../core/slugs.js';
 import { hashPassword } from '../../core/crypto.js';
 import { assertPassword } from './passwords.js';
-import { accountsMailer, issuePasswordToken, sendInvitation, type IssuedToken } from './password-reset.service.js';
+import { issuePasswordToken, sendInvitation, type IssuedToken } from './password-reset.service.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 import { assertSettingKeys } from '../../core/settings-keys.js';
+import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
@@ -129,7 +130,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
     assertPassword(opts.password);
     passwordHash = await hashPassword(opts.password);
   }
-  const mailer = accountsMailer(ctx.platform);
+  const mailer = platformMailer(ctx.platform);
   let added: { member: MemberRow; orgName: string; invite: IssuedToken | null };
   try {
     added = await ctx.platform.db.systemTx(async (sql) => {

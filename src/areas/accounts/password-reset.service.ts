@@ -3,8 +3,8 @@ import type { Platform, ServiceContext } from '../../core/context.js';
 import type { Sql } from '../../core/db/database.js';
 import { hashPassword, randomB64url, sha256Hex } from '../../core/crypto.js';
 import { audit } from '../../core/audit.js';
-import type { Mailer, MailMessage } from '../../adapters/smtp/port.js';
-import { createMailer } from '../../adapters/smtp/smtp-client.js';
+import type { MailMessage } from '../../adapters/smtp/port.js';
+import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { accountsRepo } from './accounts.repo.js';
 import { assertPassword } from './passwords.js';
 import { throttle, type AttemptBudget } from './throttle.js';
@@ -16,14 +16,6 @@ export const PASSWORD_TOKEN_TTL_MS: Record<PasswordTokenPurpose, number> = { res
 export const RESET_REQUESTS: AttemptBudget = { max: 5, windowMs: 3_600_000 };
 export const CONFIRM_ROUTE = 'POST /v1/auth/password-reset/confirm';
 const NOT_CONFIGURED = 'E-mail is not configured on this deployment (SMTP_URL, SMTP_FROM); an operator can issue a reset token with "platform user set-password-token"';
-
-const mailers = new WeakMap<Platform, Mailer>();
-/** The accounts area's SMTP client, one per platform; closed with the app (accounts index). */
-export function accountsMailer(platform: Platform): Mailer {
-  let m = mailers.get(platform);
-  if (!m) mailers.set(platform, (m = createMailer(platform.config)));
-  return m;
-}
 
 export interface IssuedToken { token: string; expires_at: string }
 
@@ -57,7 +49,7 @@ function confirmHow(platform: Platform, token: IssuedToken, validFor: string): s
 
 /** Sends one message; a failure is logged, never thrown (the caller's change has been committed already). */
 async function sendLogged(platform: Platform, message: MailMessage, what: string, userId: string): Promise<void> {
-  try { await accountsMailer(platform).send(message); }
+  try { await platformMailer(platform).send(message); }
   catch (err) { platform.log.warn({ err: (err as Error).message, user_id: userId }, `${what} e-mail could not be sent`); }
 }
 
@@ -67,7 +59,7 @@ async function sendLogged(platform: Platform, message: MailMessage, what: string
  */
 export async function requestPasswordReset(ctx: ServiceContext, email: string): Promise<{ accepted: true }> {
   const { platform } = ctx;
-  if (!accountsMailer(platform).configured) throw new AppError('SERVICE_UNAVAILABLE', NOT_CONFIGURED);
+  if (!platformMailer(platform).configured) throw new AppError('SERVICE_UNAVAILABLE', NOT_CONFIGURED);
   const address = email.trim().toLowerCase();
   await throttle(ctx, `password-reset:${address}`, RESET_REQUESTS);
   const user = await accountsRepo.userByEmail(platform.db.sys, address);

@@ -1,7 +1,7 @@
 import type { Platform } from '../../core/context.js';
 import type { Mailer } from '../../adapters/smtp/port.js';
 import type { SlackWebhook } from '../../adapters/slack/port.js';
-import { createMailer } from '../../adapters/smtp/smtp-client.js';
+import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { createSlackWebhook } from '../../adapters/slack/webhook-client.js';
 
 export interface WorkspaceAdapters { mailer: Mailer; slack: SlackWebhook }
@@ -12,7 +12,7 @@ const byPlatform = new WeakMap<Platform, WorkspaceAdapters>();
 export function workspaceAdapters(platform: Platform): WorkspaceAdapters {
   let a = byPlatform.get(platform);
   if (!a) {
-    a = { mailer: createMailer(platform.config), slack: createSlackWebhook() };
+    a = { mailer: platformMailer(platform), slack: createSlackWebhook() };
     byPlatform.set(platform, a);
   }
   return a;

@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { RegisteredRoute } from '../../core/http/openapi.js';
 import type { RouteNeeds } from '../../core/http/route-config.js';
+import { allowedLiterals, oneOfMessage } from '../../core/http/literal-unions.js';
 import type { ToolDef } from './tools/define.js';
 import type { Gate } from './access.js';
 
@@ -145,15 +146,13 @@ export class ToolRegistry {
 
 /**
  * What a union of plain values accepts, from its branch errors: `must be one of: "a", "b", null` for literals
- * (a nullable literal union adds null), `must be string or null` for types; null when a branch is more than that.
+ * (allowedLiterals, as the REST errors say it), `must be string or null` for types; null when a branch is more than that.
  */
 function unionMessage(branches: ErrorObject[]): string | null {
-  if (!branches.length || !branches.every((x) => x.keyword === 'const' || x.keyword === 'type')) return null;
-  const typeOf = (x: ErrorObject) => String((x.params as { type: unknown }).type);
-  if (branches.some((x) => x.keyword === 'const') && branches.every((x) => x.keyword === 'const' || typeOf(x) === 'null')) {
-    return `must be one of: ${branches.map((x) => (x.keyword === 'const' ? JSON.stringify((x.params as { allowedValue: unknown }).allowedValue) : 'null')).join(', ')}`;
-  }
-  return branches.every((x) => x.keyword === 'type') ? `must be ${branches.map(typeOf).join(' or ')}` : null;
+  const literals = allowedLiterals(branches);
+  if (literals) return oneOfMessage(literals);
+  const types = branches.length > 0 && branches.every((x) => x.keyword === 'type');
+  return types ? `must be ${branches.map((x) => String((x.params as { type: unknown }).type)).join(' or ')}` : null;
 }
 
 /** `/channels/0` → `channels.0`: the argument as the message names it. */
