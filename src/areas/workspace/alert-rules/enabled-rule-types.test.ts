@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database } from '../../../core/db/database.js';
 import type { ChannelSubscriber } from '../../../core/db/listener.js';
 import { buildTestApp, newTenant, type TestApp } from '../../../../test/helpers.js';
@@ -82,11 +82,17 @@ describe('EnabledRuleTypes on PostgreSQL (LISTEN/NOTIFY)', () => {
       VALUES ($1, $2, 'r', $3, '{}', ARRAY['in_app'], true)`, [orgId, uuidv7(), eventType]);
   });
 
-  it('a rule created by another process is seen once its announcement arrives, without a read per event before it', async () => {
+  /** A new organization whose (empty) entry the live cache now holds. */
+  async function cachedNewOrg(eventType: string) {
     const a = await newTenant(t.app);
     const cache = enabledRuleTypes(t.platform.db);
     await waitFor(async () => t.platform.db.listener.isLive(ALERT_RULES_CHANNEL));
-    expect(await cache.has(a.orgId, 'task.created')).toBe(false);
+    expect(await cache.has(a.orgId, eventType)).toBe(false);
+    return { a, cache };
+  }
+
+  it('a rule created by another process is seen once its announcement arrives, without a read per event before it', async () => {
+    const { a, cache } = await cachedNewOrg('task.created');
     await insertRule(a.orgId, 'task.created', false);
     expect(await cache.has(a.orgId, 'task.created')).toBe(false);
     await insertRule(a.orgId, 'task.updated', true);
@@ -94,21 +100,20 @@ describe('EnabledRuleTypes on PostgreSQL (LISTEN/NOTIFY)', () => {
     expect(await cache.has(a.orgId, 'task.updated')).toBe(true);
   });
 
-  it('a rule created through the API is seen by the very next event of this process', async () => {
-    const a = await newTenant(t.app);
-    const cache = enabledRuleTypes(t.platform.db);
-    await waitFor(async () => t.platform.db.listener.isLive(ALERT_RULES_CHANNEL));
-    expect(await cache.has(a.orgId, 'project.archived')).toBe(false);
-    const r = await t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'project.archived' } });
-    expect(r.statusCode).toBe(201);
-    expect(await cache.has(a.orgId, 'project.archived')).toBe(true);
+  it('a rule created through the API is seen by the very next event of this process: forgotten at once, not only when announced', async () => {
+    const { a, cache } = await cachedNewOrg('project.archived');
+    const forget = vi.spyOn(cache, 'forget');
+    try {
+      const r = await t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'project.archived' } });
+      expect(r.statusCode).toBe(201);
+      expect(await cache.has(a.orgId, 'project.archived')).toBe(true);
+      // Once by the service after its commit, once more when the trigger's announcement arrives.
+      await waitFor(async () => forget.mock.calls.filter(([org]) => org === a.orgId).length >= 2, 5_000, 10);
+    } finally { forget.mockRestore(); }
   });
 
   it('after the listener connection is killed, answers come from the database until it is back, then from memory again', async () => {
-    const a = await newTenant(t.app);
-    const cache = enabledRuleTypes(t.platform.db);
-    await waitFor(async () => t.platform.db.listener.isLive(ALERT_RULES_CHANNEL));
-    expect(await cache.has(a.orgId, 'task.created')).toBe(false);
+    const { a, cache } = await cachedNewOrg('task.created');
     const killed = await t.platform.db.sys.one<{ ok: boolean }>(`SELECT pg_terminate_backend($1) AS ok`, [t.platform.db.listener.backendPid]);
     expect(killed!.ok).toBe(true);
     await waitFor(async () => !t.platform.db.listener.isLive(ALERT_RULES_CHANNEL), 5_000, 5);
