@@ -28,8 +28,17 @@ describe('POST /v1/security/csp-report (spec 4.1)', () => {
     expect((await post('application/json', '{}')).statusCode).toBe(204);
   });
 
+  it('a report that is not JSON is 400 INVALID_JSON under every report type; __proto__ keys too; over-deep is 413', async () => {
+    for (const type of ['application/csp-report', 'application/reports+json', 'application/json']) {
+      errorOf(await post(type, '{"csp-report": '), 400, 'INVALID_JSON');
+      errorOf(await post(type, '{"__proto__": {"polluted": true}}'), 400, 'INVALID_JSON');
+    }
+    const deep = errorOf(await post('application/csp-report', '['.repeat(200) + ']'.repeat(200)), 413, 'PAYLOAD_TOO_LARGE');
+    expect(deep.details).toMatchObject({ limit: t.platform.config.jsonMaxDepth });
+  });
+
   it('415 for other media types; 413 PAYLOAD_TOO_LARGE above 16 KB', async () => {
-    expect((await post('text/plain', 'x')).statusCode).toBe(415);
+    errorOf(await post('text/plain', 'x'), 415, 'UNSUPPORTED_MEDIA_TYPE');
     const err = errorOf(await post('application/csp-report', JSON.stringify({ r: 'x'.repeat(17 * 1024) })), 413, 'PAYLOAD_TOO_LARGE');
     expect(err.details).toEqual({ maxBytes: 16384, limit: 16384 });
   });

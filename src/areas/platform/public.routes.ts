@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../core/errors.js';
+import { jsonBodyParser } from '../../core/http/json-parser.js';
 
 /** Body limit of CSP reports (spec 4.1 and part 8: 16 KB). */
 export const CSP_REPORT_MAX_BYTES = 16 * 1024;
@@ -28,10 +29,9 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
   });
 
   await app.register(async (csp) => {
-    // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON.
-    csp.addContentTypeParser('application/csp-report', { parseAs: 'string' }, (_req, body, done) => {
-      try { done(null, (body as string).trim() === '' ? undefined : JSON.parse(body as string)); } catch { done(new AppError('INVALID_JSON', 'Report body is not valid JSON'), undefined); }
-    });
+    // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON, parsed by the
+    // platform's JSON parser (the second type already matches it).
+    csp.addContentTypeParser('application/csp-report', { parseAs: 'string' }, jsonBodyParser(app.platform.config.jsonMaxDepth));
     csp.post('/v1/security/csp-report', {
       bodyLimit: CSP_REPORT_MAX_BYTES,
       config: { ...pub, rateLimit: { max: 100, windowMs: 60_000, key: 'ip' } },

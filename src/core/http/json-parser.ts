@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { AppError } from '../errors.js';
 
@@ -18,17 +18,15 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+type ParserDone = (err: Error | null, body?: unknown) => void;
+
 /**
- * Replaces Fastify's JSON parser: an empty body is "no body"; over-deep JSON is refused before parsing
- * (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are refused.
+ * The platform's JSON body parsing, as a content-type parser: an empty body is "no body"; over-deep JSON is refused
+ * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
+ * refused. Also registered for JSON that arrives under another media type (CSP reports: application/csp-report).
  */
-export function installJsonParser(app: FastifyInstance, maxDepth: number): void {
-  app.removeContentTypeParser('application/json');
-  // All bodies are JSON (spec part 1); other media types get 415. A route that takes another type
-  // (CSV, iCalendar, binary) registers its own parser inside its plugin.
-  app.removeContentTypeParser('text/plain');
-  // Fastify tests the RegExp against the whole header, parameters included: `application/json; charset=utf-8` is JSON.
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: 'string' }, (req, body, done) => {
+export function jsonBodyParser(maxDepth: number) {
+  return (req: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     if (jsonDepthExceeds(text, maxDepth)) {
@@ -41,5 +39,15 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
     } catch (err) {
       done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
     }
-  });
+  };
+}
+
+/** Replaces Fastify's JSON parser with jsonBodyParser. */
+export function installJsonParser(app: FastifyInstance, maxDepth: number): void {
+  app.removeContentTypeParser('application/json');
+  // All bodies are JSON (spec part 1); other media types get 415. A route that takes another type
+  // (CSV, iCalendar, binary) registers its own parser inside its plugin.
+  app.removeContentTypeParser('text/plain');
+  // Fastify tests the RegExp against the whole header, parameters included: `application/json; charset=utf-8` is JSON.
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: 'string' }, jsonBodyParser(maxDepth));
 }
