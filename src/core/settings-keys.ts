@@ -1,4 +1,5 @@
 import { AppError } from './errors.js';
+import { charLength } from './text.js';
 
 /** Settings and preference keys: 1-200 characters (spec part 8). */
 export const KEY_LENGTH = { minLength: 1, maxLength: 200 } as const;
@@ -11,7 +12,7 @@ export const KEY_LENGTH = { minLength: 1, maxLength: 200 } as const;
 export function assertSettingKeys(field: string, patch: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) continue;
-    const length = [...key].length; // code points, as the path parameter's maxLength counts them
+    const length = charLength(key); // as the path parameter's maxLength counts them
     if (length < KEY_LENGTH.minLength || length > KEY_LENGTH.maxLength) {
       throw new AppError('VALIDATION_ERROR', `Keys of "${field}" must be ${KEY_LENGTH.minLength}-${KEY_LENGTH.maxLength} characters; one has ${length}`,
         { field, reason: 'KEY_LENGTH', minLength: KEY_LENGTH.minLength, maxLength: KEY_LENGTH.maxLength, length });

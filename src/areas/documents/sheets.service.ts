@@ -5,6 +5,7 @@ import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
 import { isUniqueViolation } from '../../core/db/database.js';
+import { charLength } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
@@ -12,9 +13,6 @@ import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documen
 import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, gridSize, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
-
-/** Length in characters (code points), as JSON Schema's maxLength counts them: an emoji is one character, not two. */
-const chars = (s: string) => [...s].length;
 
 /**
  * POST /v1/projects/{projectId}/sheets and /slides: a new spreadsheet or deck in the project, empty or
@@ -25,7 +23,7 @@ export async function createGridDocument(ctx: ServiceContext, input: { projectId
   const p = docAccess(ctx, 'document.create');
   rejectNul(input.name, 'name');
   const name = input.name.trim();
-  if (name.length < 1 || chars(name) > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
+  if (name.length < 1 || charLength(name) > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
   await moderate(ctx, [name]);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
@@ -95,7 +93,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   if (mode !== 'displayed' && mode !== 'raw') throw validation('Query parameter "value_mode" must be displayed or raw', { field: 'value_mode' });
   if (q.header_row !== undefined && q.header_row !== 'true' && q.header_row !== 'false') throw validation('Query parameter "header_row" must be true or false', { field: 'header_row' });
   const headerRow = q.header_row !== 'false';
-  if (q.filename !== undefined && (q.filename.length < 1 || chars(q.filename) > 200)) throw validation('Query parameter "filename" must be 1-200 characters', { field: 'filename' });
+  if (q.filename !== undefined && (q.filename.length < 1 || charLength(q.filename) > 200)) throw validation('Query parameter "filename" must be 1-200 characters', { field: 'filename' });
   let sheetId: number | null = null;
   if (q.sheet_id !== undefined) {
     if (!/^\d{1,4}$/.test(q.sheet_id)) throw validation('Query parameter "sheet_id" must be a zero-based sheet index', { field: 'sheet_id' });
