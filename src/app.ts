@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Platform } from './core/context.js';
@@ -31,7 +31,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     bodyLimit: config.bodyLimitBytes,
     // One line per request is ours (onResponse below: method, url, status, ms, request id); Fastify's own
     // "incoming request" / "request completed" pair would log each request two more times.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     exposeHeadRoutes: false,
     trustProxy: process.env.TRUST_PROXY === 'true',
     requestIdHeader: false,
