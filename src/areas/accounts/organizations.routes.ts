@@ -10,8 +10,8 @@ export default async function organizationRoutes(app: FastifyInstance) {
   app.get('/v1/organizations', { schema: { summary: "The caller's organizations", querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.OrganizationOut)) } } },
     async (req) => {
       const q = req.query as { limit: number; offset: number };
-      const all = await orgs.listMyOrganizations(req.ctx);
-      return okList(all.slice(q.offset, q.offset + q.limit), { total: all.length, ...q });
+      const page = await orgs.listMyOrganizations(req.ctx, q);
+      return okList(page.items, { total: page.total, ...q });
     });
 
   app.post('/v1/organizations', { config: { credentials: ['user'] }, schema: { summary: 'Create an organization; the caller becomes its owner', body: S.CreateOrgBody, response: { 201: Envelope(S.OrganizationOut) } } },

@@ -31,11 +31,13 @@ export async function createOrganizationRow(sql: Sql, platform: Platform, name: 
   });
 }
 
-export async function listMyOrganizations(ctx: ServiceContext) {
+/** The caller's organizations, one page of them (all without a page) and how many there are. */
+export async function listMyOrganizations(ctx: ServiceContext, page?: { limit: number; offset: number }) {
   const p = actor(ctx);
   const orgs = await accountsRepo.orgsOfUser(ctx.platform.db.sys, p.userId);
   // An API key is bound to one organization and sees only that one.
-  return (p.kind === 'api_key' ? orgs.filter((o) => o.id === p.orgId) : orgs).map(orgView);
+  const mine = (p.kind === 'api_key' ? orgs.filter((o) => o.id === p.orgId) : orgs).map(orgView);
+  return { items: page ? mine.slice(page.offset, page.offset + page.limit) : mine, total: mine.length };
 }
 
 /**

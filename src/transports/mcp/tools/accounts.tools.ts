@@ -17,7 +17,7 @@ export const accountsTools = defineTools([
     name: 'organizations.list', title: 'My organizations', access: 'read', route: 'GET /v1/organizations',
     description: "List the organizations the caller's user belongs to, with the role in each.",
     keywords: ['orgs', 'tenants', 'workspaces', 'teams'],
-    run: async (ctx) => ({ items: await listMyOrganizations(ctx) }),
+    run: async (ctx) => ({ items: (await listMyOrganizations(ctx)).items }),
   },
   {
     name: 'organizations.get_current', title: 'Current organization', access: 'read', route: 'GET /v1/organizations/current',
