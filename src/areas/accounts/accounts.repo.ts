@@ -7,7 +7,7 @@ export interface OrgRow {
 }
 export interface UserRow {
   id: string; email: string; name: string; password_hash: string | null; mfa_totp_secret_sealed: string | null;
-  mfa_enabled: boolean; token_version: number; is_active: boolean;
+  mfa_enabled: boolean; mfa_totp_login_step: number | null; mfa_totp_step_up_step: number | null; token_version: number; is_active: boolean;
 }
 
 const ORG_COLS = `o.id, o.name, o.slug, o.plan_tier, o.subscription_status, o.features, o.settings, o.session_duration_days, o.is_root, o.deleted_at, o.created_at, o.updated_at`;
@@ -18,11 +18,26 @@ export const orgView = (o: OrgRow) => ({
   created_at: o.created_at, updated_at: o.updated_at, ...(o.role ? { role: o.role } : {}),
 });
 
+/** What a TOTP code is spent on; each has its own last accepted step (migration 0055). */
+export type TotpUse = 'login' | 'step_up';
+const totpAccept = (col: string) => `UPDATE users SET ${col} = $2 WHERE id = $1 AND (${col} IS NULL OR ${col} < $2) RETURNING 1`;
+const TOTP_ACCEPT: Record<TotpUse, string> = { login: totpAccept('mfa_totp_login_step'), step_up: totpAccept('mfa_totp_step_up_step') };
+/** The last step accepted for a use, from a user row. */
+export const lastTotpStep = (u: UserRow, use: TotpUse): number | null => (use === 'login' ? u.mfa_totp_login_step : u.mfa_totp_step_up_step);
+
 export const accountsRepo = {
   userByEmail: (sql: Sql, email: string) =>
-    sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, token_version, is_active FROM users WHERE lower(email) = lower($1)`, [email]),
+    sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, mfa_totp_login_step, mfa_totp_step_up_step, token_version, is_active FROM users WHERE lower(email) = lower($1)`, [email]),
   userById: (sql: Sql, id: string) =>
-    sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, token_version, is_active FROM users WHERE id = $1`, [id]),
+    sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, mfa_totp_login_step, mfa_totp_step_up_step, token_version, is_active FROM users WHERE id = $1`, [id]),
+  /**
+   * Records a TOTP time step as used for one purpose, only if it is later than the last one recorded for it (RFC 6238
+   * §5.2: a code is good once; migration 0055 explains the two purposes). One conditional UPDATE, so of two requests
+   * with the same code exactly one gets true; false is a replay. Owner pool (sys or a systemTx): the request role
+   * cannot write users.
+   */
+  acceptTotpStep: async (sql: Sql, userId: string, use: TotpUse, step: number): Promise<boolean> =>
+    !!(await sql.one(TOTP_ACCEPT[use], [userId, step])),
   insertUser: (sql: Sql, u: { id: string; email: string; name: string; passwordHash: string | null }) =>
     sql.exec(`INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)`, [u.id, u.email, u.name, u.passwordHash]),
   insertOrg: (sql: Sql, o: { id: string; name: string; slug: string; planTier: string; subscriptionStatus: string; features: string[]; isRoot?: boolean }) =>

@@ -5,7 +5,7 @@ import { hashPassword, verifyPassword } from '../../core/crypto.js';
 import { audit } from '../../core/audit.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { newTotpSecret, otpauthUrl, verifyTotp } from '../../core/auth/totp.js';
-import { accountsRepo, type OrgRow } from './accounts.repo.js';
+import { accountsRepo, lastTotpStep, type OrgRow, type TotpUse, type UserRow } from './accounts.repo.js';
 import { openSession } from './sessions.service.js';
 import { createOrganizationRow } from './organizations.service.js';
 import type { LoginInput, RegisterInput } from './accounts.schemas.js';
@@ -45,6 +45,20 @@ export async function register(ctx: ServiceContext, input: RegisterInput) {
   }
 }
 
+/**
+ * Checks an authenticator code; with a use (sign-in, step-up) also spends it: the code's time step is recorded for
+ * that use, after which a code of that step or an earlier one is refused for it (RFC 6238 §5.2), with the same error
+ * as a wrong code so a replay learns nothing. The record is one conditional UPDATE: of concurrent requests with one
+ * code, exactly one passes. Activation only checks (it happens once per secret; migration 0055).
+ */
+async function checkCode(ctx: ServiceContext, user: UserRow, code: string, use: TotpUse | null): Promise<void> {
+  const { db, box } = ctx.platform;
+  const step = verifyTotp(box.open(user.mfa_totp_secret_sealed!), code, Date.now(), use ? lastTotpStep(user, use) : null);
+  if (step === null || (use && !(await accountsRepo.acceptTotpStep(db.sys, user.id, use, step)))) {
+    throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  }
+}
+
 async function orgForLogin(ctx: ServiceContext, userId: string, orgId?: string): Promise<OrgRow> {
   const orgs = await accountsRepo.orgsOfUser(ctx.platform.db.sys, userId);
   const org = orgId ? orgs.find((o) => o.id === orgId) : orgs[0];
@@ -75,12 +89,12 @@ export async function login(ctx: ServiceContext, input: LoginInput) {
 }
 
 export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code: string) {
-  const { db, signer, box } = ctx.platform;
+  const { db, signer } = ctx.platform;
   const claims = await signer.verify(mfaToken, 'mfa');
   const user = await accountsRepo.userById(db.sys, claims.sub);
   if (!user || !user.is_active || !user.mfa_enabled || !user.mfa_totp_secret_sealed) throw new AppError('AUTH_TOKEN_INVALID', 'MFA challenge is no longer valid; sign in again');
   const succeeded = await throttle(ctx, `totp:${user.id}`, CODE_ATTEMPTS);
-  if (!verifyTotp(box.open(user.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  await checkCode(ctx, user, code, 'login');
   succeeded();
   const org = await orgForLogin(ctx, user.id, String(claims.org));
   return db.systemTx(async (sql) => {
@@ -119,7 +133,8 @@ export async function enrollTotp(ctx: ServiceContext) {
   if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
   const secret = newTotpSecret();
   await db.systemTx(async (sql) => {
-    await sql.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
+    // A new secret starts a new sequence of time steps: no code of it has been used yet.
+    await sql.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, mfa_totp_login_step = NULL, mfa_totp_step_up_step = NULL, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
     await audit(sql, ctx, { action: 'user.mfa_enrollment_started', targetType: 'user', targetId: p.userId });
   });
   return { secret, otpauth_url: otpauthUrl(secret, p.email) };
@@ -127,12 +142,12 @@ export async function enrollTotp(ctx: ServiceContext) {
 
 export async function activateTotp(ctx: ServiceContext, code: string) {
   const p = actor(ctx);
-  const { db, box } = ctx.platform;
+  const { db } = ctx.platform;
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (user!.mfa_enabled) throw conflict('MFA is already active for this account');
   if (!user!.mfa_totp_secret_sealed) throw conflict('Start enrollment first: POST /v1/auth/mfa/totp/enroll');
   const succeeded = await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
-  if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  await checkCode(ctx, user!, code, null);
   succeeded();
   const mfaAt = await db.systemTx(async (sql) => {
     await sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [p.userId]);
@@ -146,11 +161,11 @@ export async function activateTotp(ctx: ServiceContext, code: string) {
 
 export async function stepUp(ctx: ServiceContext, code: string) {
   const p = actor(ctx);
-  const { db, box } = ctx.platform;
+  const { db } = ctx.platform;
   const user = await accountsRepo.userById(db.sys, p.userId);
   if (!user!.mfa_enabled || !user!.mfa_totp_secret_sealed) throw conflict('MFA is not active for this account; enroll at POST /v1/auth/mfa/totp/enroll first');
   const succeeded = await throttle(ctx, `totp:${p.userId}`, CODE_ATTEMPTS);
-  if (!verifyTotp(box.open(user!.mfa_totp_secret_sealed), code)) throw new AppError('AUTH_INVALID_CREDENTIALS', 'Authenticator code is incorrect');
+  await checkCode(ctx, user!, code, 'step_up');
   succeeded();
   const row = await db.systemTx(async (sql) => {
     const r = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);

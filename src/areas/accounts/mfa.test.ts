@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from '../../../test/helpers.js';
-import { totpAt } from '../../core/auth/totp.js';
+import { totpAt, totpStepAt } from '../../core/auth/totp.js';
+import { accountsRepo } from './accounts.repo.js';
 import { checkNeeds, STEP_UP_WINDOW_MS } from '../../core/http/guard.js';
 import { ROLE_PERMISSIONS, type Role } from '../../core/auth/permissions.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -12,8 +13,10 @@ afterAll(async () => { await t.close(); });
 
 const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload: payload as object, headers });
 const me = (headers: Record<string, string>) => t.app.inject({ method: 'GET', url: '/v1/me', headers });
-/** A code of the current step that is not `avoid` (a code of another step is accepted too, within one step of drift). */
+/** A code of the current step (a code of another step is accepted too, within one step of drift). */
 const codeNow = (secret: string) => totpAt(secret, Date.now());
+/** The code of a time step (RFC 6238 counter). */
+const codeOfStep = (secret: string, step: number) => totpAt(secret, step * 30_000);
 const wrongCode = (secret: string) => {
   const valid = new Set([-1, 0, 1].map((d) => totpAt(secret, Date.now() + d * 30_000)));
   for (let i = 0; ; i++) { const c = String(i).padStart(6, '0'); if (!valid.has(c)) return c; }
@@ -147,6 +150,101 @@ describe('POST /v1/auth/mfa/step-up', () => {
     const a = await newTenant(t.app);
     errorOf(await post('/v1/auth/mfa/step-up', { code: '123456' }, a.auth), 409, 'CONFLICT');
     errorOf(await post('/v1/auth/mfa/step-up', { code: '123456' }, bearer(await a.apiKey())), 403, 'FORBIDDEN');
+  });
+});
+
+describe('a code is good once per use (RFC 6238 §5.2)', () => {
+  const lastSteps = async (userId: string) =>
+    (await t.platform.db.sys.one<{ login: number | null; step_up: number | null }>(
+      `SELECT mfa_totp_login_step AS login, mfa_totp_step_up_step AS step_up FROM users WHERE id = $1`, [userId]))!;
+  const verify = async (a: Tenant, code: string) => {
+    const login = (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data;
+    return post('/v1/auth/mfa/verify', { mfa_token: login.mfa_token, code });
+  };
+  const stepUp = (a: Tenant, code: string) => post('/v1/auth/mfa/step-up', { code }, a.auth);
+
+  it('sign-in: a code accepted once is refused the second time, like a wrong code; the next step is accepted', async () => {
+    const a = await newTenant(t.app);
+    await awayFromWindowEnd(30_000, 10_000); // the steps below stay within one step of drift
+    const secret = await enrolled(a);
+    const s = totpStepAt(Date.now());
+    expect((await verify(a, codeOfStep(secret, s))).statusCode).toBe(200); // the activation code signs in once
+    expect(await lastSteps(a.userId)).toEqual({ login: s, step_up: null });
+    const replay = errorOf(await verify(a, codeOfStep(secret, s)), 401, 'AUTH_INVALID_CREDENTIALS');
+    const wrong = errorOf(await verify(a, wrongCode(secret)), 401, 'AUTH_INVALID_CREDENTIALS');
+    expect(replay).toEqual(wrong); // no oracle: a replay looks like a wrong code
+    errorOf(await verify(a, codeOfStep(secret, s - 1)), 401, 'AUTH_INVALID_CREDENTIALS'); // earlier, never used
+    expect((await verify(a, codeOfStep(secret, s + 1))).statusCode).toBe(200);
+    expect((await lastSteps(a.userId)).login).toBe(s + 1);
+  });
+
+  it('step-up: a code accepted once is refused the second time; the next step is accepted', async () => {
+    const a = await newTenant(t.app);
+    await awayFromWindowEnd(30_000, 10_000);
+    const secret = await enrolled(a);
+    const s = totpStepAt(Date.now());
+    expect((await stepUp(a, codeOfStep(secret, s))).statusCode).toBe(200);
+    errorOf(await stepUp(a, codeOfStep(secret, s)), 401, 'AUTH_INVALID_CREDENTIALS');
+    expect((await stepUp(a, codeOfStep(secret, s + 1))).statusCode).toBe(200);
+    errorOf(await stepUp(a, codeOfStep(secret, s + 1)), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await stepUp(a, codeOfStep(secret, s)), 401, 'AUTH_INVALID_CREDENTIALS'); // earlier than the last one
+  });
+
+  it('the uses are apart: one code activates, signs in and steps up once each; the record is per user', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    await awayFromWindowEnd(30_000, 10_000);
+    const secret = await enrolled(a);
+    const secretB = await enrolled(b);
+    const code = codeNow(secret);
+    const signIn = await verify(a, code);
+    expect(signIn.statusCode).toBe(200);
+    const session = bearer(signIn.json().data.access_token);
+    expect((await post('/v1/auth/mfa/step-up', { code }, session)).statusCode).toBe(200);
+    errorOf(await post('/v1/auth/mfa/step-up', { code }, session), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await verify(a, code), 401, 'AUTH_INVALID_CREDENTIALS');
+    // another user's steps are their own
+    expect((await stepUp(b, codeNow(secretB))).statusCode).toBe(200);
+    expect((await verify(b, codeNow(secretB))).statusCode).toBe(200);
+  });
+
+  it('two concurrent uses of one code: exactly one succeeds', async () => {
+    const a = await newTenant(t.app);
+    await awayFromWindowEnd(30_000, 10_000);
+    const secret = await enrolled(a);
+    const s = totpStepAt(Date.now());
+    const stepUps = await Promise.all([0, 1].map(() => stepUp(a, codeOfStep(secret, s))));
+    expect(stepUps.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+    errorOf(stepUps.find((r) => r.statusCode === 401)!, 401, 'AUTH_INVALID_CREDENTIALS');
+
+    const tokens = await Promise.all([0, 1].map(async () => (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data.mfa_token));
+    const verifies = await Promise.all(tokens.map((mfa_token) => post('/v1/auth/mfa/verify', { mfa_token, code: codeOfStep(secret, s) })));
+    expect(verifies.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+    expect(await lastSteps(a.userId)).toEqual({ login: s, step_up: s });
+  });
+
+  it('the record is one conditional UPDATE: of many concurrent acceptances of one step, one wins', async () => {
+    const a = await newTenant(t.app);
+    const step = totpStepAt(Date.now());
+    const results = await Promise.all(Array.from({ length: 8 }, () => accountsRepo.acceptTotpStep(t.platform.db.sys, a.userId, 'login', step)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await accountsRepo.acceptTotpStep(t.platform.db.sys, a.userId, 'login', step - 1)).toBe(false);
+    expect(await accountsRepo.acceptTotpStep(t.platform.db.sys, a.userId, 'step_up', step)).toBe(true);
+    expect(await accountsRepo.acceptTotpStep(t.platform.db.sys, a.userId, 'login', step + 1)).toBe(true);
+  });
+
+  it('enrolling a new secret forgets the steps used with the old one', async () => {
+    const a = await newTenant(t.app);
+    await post('/v1/auth/mfa/totp/enroll', {}, a.auth);
+    // as if codes of a previous secret had been used up to a step ahead of now
+    const ahead = totpStepAt(Date.now()) + 5;
+    await t.platform.db.sys.exec(`UPDATE users SET mfa_totp_login_step = $2, mfa_totp_step_up_step = $2 WHERE id = $1`, [a.userId, ahead]);
+    const { secret } = (await post('/v1/auth/mfa/totp/enroll', {}, a.auth)).json().data;
+    expect(await lastSteps(a.userId)).toEqual({ login: null, step_up: null });
+    await awayFromWindowEnd(30_000, 10_000);
+    expect((await post('/v1/auth/mfa/totp/activate', { code: codeNow(secret) }, a.auth)).statusCode).toBe(200);
+    expect((await stepUp(a, codeNow(secret))).statusCode).toBe(200);
+    expect((await verify(a, codeNow(secret))).statusCode).toBe(200);
   });
 });
 

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -27,9 +27,10 @@ export function base32Decode(s: string): Buffer {
 
 export const newTotpSecret = (): string => base32Encode(randomBytes(20));
 
-/** RFC 6238 TOTP: HMAC-SHA-1, 6 digits, 30-second steps. */
-export function totpAt(secret: string, timeMs: number, step = 30): string {
-  const counter = Math.floor(timeMs / 1000 / step);
+const STEP_MS = 30_000;
+
+/** HOTP (RFC 4226) of one counter: HMAC-SHA-1, dynamic truncation, 6 digits. */
+function hotp(secret: string, counter: number): string {
   const msg = Buffer.alloc(8);
   msg.writeBigUInt64BE(BigInt(counter));
   const h = createHmac('sha1', base32Decode(secret)).update(msg).digest();
@@ -38,10 +39,28 @@ export function totpAt(secret: string, timeMs: number, step = 30): string {
   return code.padStart(6, '0');
 }
 
-/** Accepts the current step and one either side, for clock drift. */
-export function verifyTotp(secret: string, code: string, now = Date.now()): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  return [-1, 0, 1].some((d) => totpAt(secret, now + d * 30_000) === code);
+/** The RFC 6238 time step (counter) of an instant: 30-second steps from the Unix epoch. */
+export const totpStepAt = (timeMs: number): number => Math.floor(timeMs / STEP_MS);
+
+/** RFC 6238 TOTP: HMAC-SHA-1, 6 digits, 30-second steps. */
+export function totpAt(secret: string, timeMs: number, step = 30): string {
+  return hotp(secret, Math.floor(timeMs / 1000 / step));
+}
+
+/**
+ * The time step a code belongs to, or null: the current step and one either side are tried (clock drift), earliest
+ * first, skipping steps at or before `after` (the last step already accepted for the user). RFC 6238 §5.2: a code is
+ * good once, so the caller records the returned step and refuses the code when that record finds a later or equal
+ * step already there (accountsRepo.acceptTotpStep).
+ */
+export function verifyTotp(secret: string, code: string, now = Date.now(), after: number | null = null): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const current = totpStepAt(now);
+  for (const step of [current - 1, current, current + 1]) {
+    if (after !== null && step <= after) continue;
+    if (timingSafeEqual(Buffer.from(hotp(secret, step)), Buffer.from(code))) return step;
+  }
+  return null;
 }
 
 export const otpauthUrl = (secret: string, account: string, issuer = 'Platform') =>
