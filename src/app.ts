@@ -9,6 +9,7 @@ import { frameworkErrorHandler, installErrorHandler } from './core/http/error-ha
 import { installGuard } from './core/http/guard.js';
 import { installOpenApi, registerRouteDefaults, type RegisteredRoute } from './core/http/openapi.js';
 import { serializerSchemaController } from './core/http/serialization.js';
+import { lazyChildLogger } from './core/http/lazy-child-logger.js';
 import { AREAS } from './areas/index.js';
 
 export type App = FastifyInstance;
@@ -33,6 +34,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // "incoming request" / "request completed" pair would log each request two more times.
     logController: new LogController({ disableRequestLogging: true }),
     exposeHeadRoutes: false,
+    childLoggerFactory: lazyChildLogger,
     trustProxy: process.env.TRUST_PROXY === 'true',
     requestIdHeader: false,
     genReqId: (req) => {

@@ -44,6 +44,37 @@ const PROJECT_FOR_NEW_TASK = `SELECT p.is_active, st.id AS status_id, st.key AS 
   FROM projects p LEFT JOIN LATERAL (SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHERE NOT e.is_done ORDER BY e.sort_order, e.key LIMIT 1) st ON true
   WHERE p.org_id = $1 AND p.id = $2`;
 
+/** The first open status of project $2 (EFFECTIVE_STATUSES), id and key. */
+const FIRST_OPEN_STATUS = `SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHERE NOT e.is_done ORDER BY e.sort_order, e.key LIMIT 1`;
+
+type SimpleTask = { orgId: string; id: string; projectId: string; title: string; description: string | null; priority: string; dueDate: string | null; createdBy: string };
+
+// The two statements of a simple task (tasksRepo.insertSimple, insertWithStatus) are built once: the text is the
+// prepared statement's key (core/db/database.ts), and a 1.5 KB text built per call was hashed per call.
+const TASK_ACTIVITY_COLUMNS = 'org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind';
+const INSERT_SIMPLE = `WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
+    INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
+    SELECT $1, $3, $2, $4, $5, proj.status_id, $6, $7, $8 FROM proj WHERE proj.is_active AND proj.status_id IS NOT NULL
+    RETURNING org_id, id
+  ), act AS (
+    INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})
+    SELECT ins.org_id, $9, ins.id, 'created', NULL, NULL, $10::jsonb || jsonb_build_object('status', proj.status_key), $11, $12, $13 FROM ins, proj
+  ), aud AS (
+    INSERT INTO audit_log (${AUDIT_COLUMNS})
+    SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
+  ) SELECT proj.is_active, proj.status_id, proj.status_key, EXISTS (SELECT 1 FROM ins) AS inserted FROM proj`;
+const INSERT_WITH_STATUS = `WITH ins AS (
+    INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
+    SELECT $1, $3, $2, $4, $5, $25, $6, $7, $8 FROM projects p WHERE p.org_id = $1 AND p.id = $2 AND p.is_active
+    RETURNING org_id, id
+  ), act AS (
+    INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})
+    SELECT ins.org_id, $9, ins.id, 'created', NULL, NULL, $10::jsonb, $11, $12, $13 FROM ins
+  ), aud AS (
+    INSERT INTO audit_log (${AUDIT_COLUMNS})
+    SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
+  ) SELECT EXISTS (SELECT 1 FROM ins) AS inserted`;
+
 const TASK_SELECT = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
     t.due_date, t.created_at, t.updated_at, t.description, t.status_id, t.parent_task_id, t.created_by,
     ARRAY(SELECT d.depends_on_task_id FROM task_dependencies d WHERE d.org_id = t.org_id AND d.task_id = t.id ORDER BY d.depends_on_task_id) AS depends_on
@@ -85,21 +116,24 @@ export const tasksRepo = {
    * inserts the task, its `created` activity row (`newValue` plus the status key) and the audit row. Returns the
    * project's state (undefined: no such project) and whether the task was written.
    */
-  insertSimple: (sql: Sql, t: { orgId: string; id: string; projectId: string; title: string; description: string | null; priority: string;
-    dueDate: string | null; createdBy: string }, activity: { id: string; newValue: Record<string, unknown> }, a: Actor, auditRow: unknown[]) =>
-    sql.one<NewTaskProject & { inserted: boolean }>(`WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
-        INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
-        SELECT $1, $3, $2, $4, $5, proj.status_id, $6, $7, $8 FROM proj WHERE proj.is_active AND proj.status_id IS NOT NULL
-        RETURNING org_id, id
-      ), act AS (
-        INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
-        SELECT ins.org_id, $9, ins.id, 'created', NULL, NULL, $10::jsonb || jsonb_build_object('status', proj.status_key), $11, $12, $13 FROM ins, proj
-      ), aud AS (
-        INSERT INTO audit_log (${AUDIT_COLUMNS})
-        SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
-      ) SELECT proj.is_active, proj.status_id, proj.status_key, EXISTS (SELECT 1 FROM ins) AS inserted FROM proj`,
-    [t.orgId, t.projectId, t.id, t.title, t.description, t.priority, t.dueDate, t.createdBy, activity.id, JSON.stringify(activity.newValue),
-      a.userId, a.apiKeyId, a.kind, ...auditRow]),
+  insertSimple: (sql: Sql, t: SimpleTask, activity: { id: string; newValue: Record<string, unknown> }, a: Actor, auditRow: unknown[]) =>
+    sql.one<NewTaskProject & { inserted: boolean }>(INSERT_SIMPLE,
+      [t.orgId, t.projectId, t.id, t.title, t.description, t.priority, t.dueDate, t.createdBy, activity.id, JSON.stringify(activity.newValue),
+        a.userId, a.apiKeyId, a.kind, ...auditRow]),
+
+  /**
+   * insertSimple when the starting status is already known (first-open-status.ts): the same three rows, written only
+   * if the project exists and is active, without looking up the status. false: nothing written (no such project, or
+   * archived: insertSimple tells which). A status deleted meanwhile fails the task's status key (23503).
+   */
+  insertWithStatus: async (sql: Sql, t: SimpleTask & { statusId: string }, activity: { id: string; newValue: Record<string, unknown> }, a: Actor, auditRow: unknown[]) =>
+    (await sql.one<{ inserted: boolean }>(INSERT_WITH_STATUS,
+      [t.orgId, t.projectId, t.id, t.title, t.description, t.priority, t.dueDate, t.createdBy, activity.id, JSON.stringify(activity.newValue),
+        a.userId, a.apiKeyId, a.kind, ...auditRow, t.statusId]))!.inserted,
+
+  /** The status a project's new tasks start in: its first open status (sort order, then key); undefined if none. */
+  firstOpenStatus: (sql: Sql, orgId: string, projectId: string) =>
+    sql.one<{ id: string; key: string }>(FIRST_OPEN_STATUS, [orgId, projectId]),
 
   tasksProjects: (sql: Sql, orgId: string, ids: string[]) =>
     sql.query<{ id: string; project_id: string }>(`SELECT id, project_id FROM tasks WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]),
@@ -139,7 +173,7 @@ export const tasksRepo = {
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING org_id, id
       ), deps AS (
         INSERT INTO task_dependencies (org_id, task_id, depends_on_task_id) SELECT ins.org_id, ins.id, d FROM ins, unnest($13::uuid[]) AS d
-      ) INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
+      ) INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})
         SELECT ins.org_id, x.id, ins.id, x.action, x.field, x.old_value, x.new_value, $15, $16, $17
         FROM ins, jsonb_to_recordset($14::jsonb) AS x(id uuid, action text, field text, old_value jsonb, new_value jsonb)`,
       [t.orgId, t.id, t.projectId, t.specId, t.parentTaskId, t.title, t.description, t.statusId, t.priority, t.assignedTo, t.dueDate, t.createdBy,
@@ -159,7 +193,7 @@ export const tasksRepo = {
   },
 
   insertActivity: (sql: Sql, orgId: string, taskId: string, activity: ActivityInput[], a: Actor) =>
-    sql.exec(`INSERT INTO task_activity (org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind)
+    sql.exec(`INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})
       SELECT $1, x.id, $2, x.action, x.field, x.old_value, x.new_value, $4, $5, $6
       FROM jsonb_to_recordset($3::jsonb) AS x(id uuid, action text, field text, old_value jsonb, new_value jsonb)`,
       [orgId, taskId, JSON.stringify(activity), a.userId, a.apiKeyId, a.kind]),

@@ -2,12 +2,13 @@ import { AppError, notFound } from '../../core/errors.js';
 import { actor, requirePermission, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit, auditValues } from '../../core/audit.js';
-import type { Sql } from '../../core/db/database.js';
+import { isForeignKeyViolation, type Sql } from '../../core/db/database.js';
 import { tasksRepo, type ActivityInput } from './tasks.repo.js';
 import { clampPage, requireProject } from './project-access.js';
 import { splitTotal } from './project-parts.repo.js';
 import { actorOf, checkTaskRefs, mentionedEmails, newMentions, TRACKED_FIELDS, trackedValues } from './task-rules.js';
 import { emit } from './task.events.js';
+import { firstOpenStatuses } from './first-open-status.js';
 import type { Page, Paged } from './projects.schemas.js';
 import type { ActivityRow, CreateTaskInput, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow, UpdateTaskInput } from './tasks.schemas.js';
 
@@ -82,31 +83,52 @@ export async function createTask(ctx: ServiceContext, input: { projectId: string
 
 /**
  * createTask for a task without references or mentions (the usual case): nothing to check but the project, so the
- * checks and all three writes are one statement (one round trip, no transaction). Same results, errors and events;
- * null sends the caller to the general path.
+ * checks and all three writes are one statement (one round trip, no transaction). When this process knows the
+ * project's starting status (first-open-status.ts) the statement only checks that the project is active; otherwise
+ * it also looks the status up, and what it finds is kept for the next task. Same results, errors and events; null
+ * sends the caller to the general path.
  */
 async function createSimpleTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput, id: string, title: string): Promise<string | null> {
   const p = actor(ctx);
   const priority = input.priority ?? 'medium';
+  const task = { orgId: p.orgId, id, projectId: input.projectId, title, description: input.description ?? null, priority, dueDate: iso(input.due_date), createdBy: p.userId };
   const values = {
-    title, description: input.description ?? null, priority, assigned_to: null, due_date: iso(input.due_date),
-    spec_id: null, parent_task_id: null, depends_on: [],
+    title, description: task.description, priority, assigned_to: null, due_date: task.dueDate, spec_id: null, parent_task_id: null, depends_on: [],
   };
-  const r = await ctx.platform.db.tenant(p.orgId, async (sql) => {
-    const r = await tasksRepo.insertSimple(sql, {
-      orgId: p.orgId, id, projectId: input.projectId, title, description: values.description, priority, dueDate: values.due_date, createdBy: p.userId,
-    }, { id: uuidv7(), newValue: values }, actorOf(ctx),
-    auditValues(ctx, { action: 'task.created', targetType: 'task', targetId: id, details: { project_id: input.projectId, title } }));
-    if (!r) throw notFound('Project');
-    if (!r.is_active) await requireProject(sql, p.orgId, input.projectId, { writable: true });
-    return r;
-  });
-  if (!r.inserted) {
-    if (!r.status_id) throw new AppError('CONFLICT', 'The organization has no open task status to start a task in');
+  const activityId = uuidv7();
+  const auditRow = auditValues(ctx, { action: 'task.created', targetType: 'task', targetId: id, details: { project_id: input.projectId, title } });
+  const statuses = firstOpenStatuses(ctx.platform.db);
+  const statusKey = await ctx.platform.db.tenant(p.orgId, async (sql) => {
+    /** The statement that looks the status up: answers whether the task was written, or throws the project's error. */
+    const withLookup = async (): Promise<NonNullable<Awaited<ReturnType<typeof tasksRepo.insertSimple>>>> => {
+      const r = await tasksRepo.insertSimple(sql, task, { id: activityId, newValue: values }, actorOf(ctx), auditRow);
+      if (!r) throw notFound('Project');
+      if (!r.is_active) await requireProject(sql, p.orgId, input.projectId, { writable: true });
+      return r;
+    };
+    let looked: Awaited<ReturnType<typeof withLookup>> | undefined;
+    const known = await statuses.get(p.orgId, input.projectId, async () => {
+      looked = await withLookup();
+      return looked.status_id ? { id: looked.status_id, key: looked.status_key! } : null;
+    });
+    if (!looked && known) {
+      try {
+        const inserted = await tasksRepo.insertWithStatus(sql, { ...task, statusId: known.id }, { id: activityId, newValue: { ...values, status: known.key } },
+          actorOf(ctx), auditRow);
+        if (inserted) return known.key;
+      } catch (err) {
+        if (!isForeignKeyViolation(err)) throw err;
+        statuses.forget(p.orgId); // the status went away before its announcement arrived
+      }
+    }
+    looked ??= await withLookup(); // no such project, archived, no open status, or a status gone: the lookup tells
+    if (looked.inserted) return looked.status_key!;
+    if (!looked.status_id) throw new AppError('CONFLICT', 'The organization has no open task status to start a task in');
     return null; // unarchived between the statement and requireProject: the general path decides
-  }
+  });
+  if (statusKey === null) return null;
   const data = { task_id: id, project_id: input.projectId, title };
-  emit(ctx, 'task.created', id, { ...data, status_key: r.status_key!, priority, assigned_to: null });
+  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority, assigned_to: null });
   return id;
 }
 

@@ -4,6 +4,7 @@ import type { ChannelSubscriber } from '../../../core/db/listener.js';
 import { buildTestApp, newTenant, type TestApp } from '../../../../test/helpers.js';
 import { uuidv7 } from '../../../core/ids.js';
 import { waitFor } from '../test-support.js';
+import type { NotifiedOrgCache } from '../../../core/db/notified-cache.js';
 import { ALERT_RULES_CHANNEL, EnabledRuleTypes, enabledRuleTypes } from './enabled-rule-types.js';
 
 /** A Database stand-in: a listener whose liveness the test sets, and a rules read that counts and can be held open. */
@@ -102,7 +103,8 @@ describe('EnabledRuleTypes on PostgreSQL (LISTEN/NOTIFY)', () => {
 
   it('a rule created through the API is seen by the very next event of this process: forgotten at once, not only when announced', async () => {
     const { a, cache } = await cachedNewOrg('project.archived');
-    const forget = vi.spyOn(cache, 'forget');
+    // The memory itself (core NotifiedOrgCache), which both the service and the announcement tell to forget.
+    const forget = vi.spyOn((cache as unknown as { cache: NotifiedOrgCache<unknown> }).cache, 'forget');
     try {
       const r = await t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'project.archived' } });
       expect(r.statusCode).toBe(201);

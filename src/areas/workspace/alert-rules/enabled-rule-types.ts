@@ -1,56 +1,31 @@
 import type { Database } from '../../../core/db/database.js';
+import { NotifiedOrgCache } from '../../../core/db/notified-cache.js';
 import { alertRulesRepo } from './alert-rules.repo.js';
 
 /** Announced by migration 0050's trigger on every change to alert_rules: the organization id, or `*`. */
 export const ALERT_RULES_CHANNEL = 'alert_rules_changed';
-const MAX_ORGS = 10_000;
 
 /**
  * Which event types each organization has enabled alert rules for, so that an event no rule wants (almost all of
- * them) costs no database read. An organization's entry is read once, then kept until a change to its rules is
- * announced (by this process or any other, over LISTEN/NOTIFY). Entries are used and stored only while the listener
- * is live; a read that raced with an announcement for its organization answers its caller but is not kept.
+ * them) costs no database read. An organization's set is read once, then kept until a change to its rules is
+ * announced (by this process or any other): core NotifiedOrgCache says when memory may answer.
  */
 export class EnabledRuleTypes {
-  private readonly byOrg = new Map<string, ReadonlySet<string>>();
-  /** Reads in flight per organization; an announcement marks them stale so their answer is not kept. */
-  private readonly reading = new Map<string, Set<{ stale: boolean }>>();
+  private readonly cache: NotifiedOrgCache<ReadonlySet<string>>;
 
   constructor(private readonly db: Database) {
-    db.listener.subscribe(ALERT_RULES_CHANNEL, { notify: (org) => this.forget(org), reset: () => this.forget('*') });
+    this.cache = new NotifiedOrgCache(db, ALERT_RULES_CHANNEL);
   }
 
   async has(orgId: string, eventType: string): Promise<boolean> {
-    const live = this.db.listener.isLive(ALERT_RULES_CHANNEL);
-    const known = live ? this.byOrg.get(orgId) : undefined;
-    if (known) {
-      this.byOrg.delete(orgId); // most recently used last, for the size bound below
-      this.byOrg.set(orgId, known);
-      return known.has(eventType);
-    }
-    const read = { stale: false };
-    let inFlight = this.reading.get(orgId);
-    if (!inFlight) this.reading.set(orgId, inFlight = new Set());
-    inFlight.add(read);
-    let types: Set<string>;
-    try {
-      types = new Set(await this.db.tenant(orgId, (sql) => alertRulesRepo.enabledEventTypes(sql, orgId)));
-    } finally {
-      inFlight.delete(read);
-      if (!inFlight.size && this.reading.get(orgId) === inFlight) this.reading.delete(orgId);
-    }
-    if (live && !read.stale && this.db.listener.isLive(ALERT_RULES_CHANNEL)) {
-      if (this.byOrg.size >= MAX_ORGS) this.byOrg.delete(this.byOrg.keys().next().value!);
-      this.byOrg.set(orgId, types);
-    }
-    return types.has(eventType);
+    const types = await this.cache.get(orgId, '', async () =>
+      new Set(await this.db.tenant(orgId, (sql) => alertRulesRepo.enabledEventTypes(sql, orgId))));
+    return types!.has(eventType);
   }
 
-  /** Drops an organization's entry (`*`: all). Called on every announcement, and directly after this process commits a change. */
+  /** Drops an organization's entry (`*`: all); called directly after this process commits a change. */
   forget(orgId: string): void {
-    for (const [org, reads] of this.reading) if (orgId === '*' || org === orgId) for (const r of reads) r.stale = true;
-    if (orgId === '*') this.byOrg.clear();
-    else this.byOrg.delete(orgId);
+    this.cache.forget(orgId);
   }
 }
 
