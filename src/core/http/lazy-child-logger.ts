@@ -1,29 +1,40 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Level } from 'pino';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 
-const LEVELS: Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+type LogFn = (...args: unknown[]) => void;
+type Parent = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/**
+ * A request's logger that becomes a real pino child only when the request writes a line at a level the parent has
+ * enabled. Methods live on the prototype, so a request that never logs costs one small object.
+ */
+class LazyChild {
+  private real: FastifyBaseLogger | undefined;
+  constructor(private readonly parent: Parent, private readonly bindings: Bindings) {}
+
+  private get logger(): FastifyBaseLogger { return (this.real ??= this.parent.child(this.bindings)); }
+  private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
+    if (this.real || this.parent.isLevelEnabled(level)) (this.logger[level] as LogFn)(...args);
+  }
+
+  get level(): string { return this.real?.level ?? this.parent.level; }
+  set level(level: string) { this.logger.level = level; }
+  fatal(...args: unknown[]) { this.write('fatal', args); }
+  error(...args: unknown[]) { this.write('error', args); }
+  warn(...args: unknown[]) { this.write('warn', args); }
+  info(...args: unknown[]) { this.write('info', args); }
+  debug(...args: unknown[]) { this.write('debug', args); }
+  trace(...args: unknown[]) { this.write('trace', args); }
+  silent() {}
+  child(bindings: Bindings, opts?: ChildLoggerOptions) { return this.logger.child(bindings, opts); }
+}
 
 /**
  * Fastify's childLoggerFactory: every request gets a logger bound to its request id, but pino's child() serializes
- * the bindings when it is made, about a microsecond per request, and at the default level (info, no request logging
- * below warn in production) most requests never log. This child is made for real only when the request logs at a
- * level the parent has enabled. A route with its own log level or serializers gets a real child at once.
+ * the bindings when it is made, about a microsecond per request, and at the default level most requests never log.
+ * A route with its own log level or serializers, or a logger without isLevelEnabled, gets a real child at once.
  */
 export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions): FastifyBaseLogger {
-  if (opts.level || opts.serializers) return logger.child(bindings, opts);
-  let real: FastifyBaseLogger | undefined;
-  const get = () => (real ??= logger.child(bindings, opts));
-  const enabled = (level: Level) => (logger as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true;
-  const lazy = {
-    get level() { return real?.level ?? logger.level; },
-    set level(level: string) { get().level = level; },
-    silent: () => {},
-    child: (b: Bindings, o?: ChildLoggerOptions) => get().child(b, o),
-  } as Record<string, unknown>;
-  for (const level of LEVELS) {
-    lazy[level] = (...args: unknown[]) => {
-      if (real || enabled(level)) (get()[level] as (...a: unknown[]) => void)(...args);
-    };
-  }
-  return lazy as unknown as FastifyBaseLogger;
+  if (opts.level || opts.serializers || typeof (logger as Partial<Parent>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
+  return new LazyChild(logger as Parent, bindings) as unknown as FastifyBaseLogger;
 }
