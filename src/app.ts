@@ -33,7 +33,8 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // One line per request is ours (onResponse below: method, url, status, ms, request id); Fastify's own
     // "incoming request" / "request completed" pair would log each request two more times.
     logController: new LogController({ disableRequestLogging: true }),
-    exposeHeadRoutes: false,
+    // HEAD answers every GET route with its status and headers, no body (monitors and link checkers use it).
+    exposeHeadRoutes: true,
     childLoggerFactory: lazyChildLogger,
     trustProxy: process.env.TRUST_PROXY === 'true',
     requestIdHeader: false,

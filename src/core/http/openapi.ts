@@ -32,11 +32,15 @@ export function registerRouteDefaults(app: FastifyInstance): void {
       route.handler = function (this: FastifyInstance, req, reply) { reply.code(204); return handler.call(this, req, reply); };
       return;
     }
+    // The HEAD twin Fastify makes of every GET (exposeHeadRoutes, app.ts) has the GET's needs (the guard applies them)
+    // and no body; it is not a route of its own in the OpenAPI document or the route-wide safety tests.
+    const headTwin = methods.every((m) => m === 'HEAD');
     if (isDocsRoute(route.url)) {
       needs.auth = 'public';
       needs.rateLimit = needs.rateLimit ?? {};
       if (route.url !== '/v1/openapi.json') return;
     }
+    if (headTwin) return;
     // Copies: areas may share one schema object between routes (aliases); defaults must not leak from one to the other.
     const schema = (route.schema = { ...(route.schema ?? {}) }) as Record<string, unknown>;
     schema.operationId ??= operationId(methods[0], route.url);
