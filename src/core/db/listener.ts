@@ -25,6 +25,7 @@ export class DbListener {
   private closed = false;
   private retryMs = RETRY_MIN_MS;
   private retryTimer: NodeJS.Timeout | null = null;
+  private listenQueue: Promise<void> = Promise.resolve();
 
   constructor(private readonly url: string, private readonly onError: (err: Error) => void = () => {}) {}
 
@@ -78,7 +79,18 @@ export class DbListener {
     });
   }
 
-  private async listen(client: pg.Client, channel: string): Promise<void> {
+  /**
+   * LISTENs go one at a time: a pg client runs one query at a time, and handing it a second while the first runs is
+   * deprecated (pg 9 drops it). Subscriptions made while the connection opens would otherwise overlap.
+   */
+  private listen(client: pg.Client, channel: string): Promise<void> {
+    const run = this.listenQueue.then(() => this.listenNow(client, channel));
+    this.listenQueue = run.catch(() => {});
+    return run;
+  }
+
+  private async listenNow(client: pg.Client, channel: string): Promise<void> {
+    if (this.client !== client || this.listening.has(channel)) return;
     try {
       await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     } catch (err) {
