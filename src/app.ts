@@ -10,6 +10,7 @@ import { installGuard } from './core/http/guard.js';
 import { installOpenApi, registerRouteDefaults, type RegisteredRoute } from './core/http/openapi.js';
 import { serializerSchemaController } from './core/http/serialization.js';
 import { lazyChildLogger } from './core/http/lazy-child-logger.js';
+import { clientErrorHandler } from './core/http/client-error.js';
 import { AREAS } from './areas/index.js';
 
 export type App = FastifyInstance;
@@ -47,6 +48,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 500 },
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     schemaController: serializerSchemaController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -355,3 +355,93 @@ describe('HEAD', () => {
     expect(methods).toContain('get');
   });
 });
+
+describe('input PostgreSQL cannot store or that names nothing', () => {
+  const json = (url: string, body: string, who: Tenant, method: 'POST' | 'PUT' = 'POST') =>
+    setup.app.inject({ method, url, headers: { ...who.auth, 'content-type': 'application/json' }, payload: body });
+  let a: Tenant;
+  beforeAll(async () => { a = await newTenant(setup.app); });
+  const projectCount = async () => (await setup.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM projects WHERE org_id = $1`, [a.orgId]))!.n;
+
+  it('an unpaired surrogate escape anywhere in a JSON body is 400 UNSTORABLE_CHARACTER naming the field, and nothing is written', async () => {
+    const before = await projectCount();
+    for (const [body, field] of [
+      ['{"name":"sur","settings":{"k":"\\ud800"}}', 'settings.k'],
+      ['{"name":"sur\\udfffx"}', 'name'],
+      ['{"name":"ok","settings":{"\\ud800":1}}', 'settings.\ufffd'],
+      ['{"name":"ok","settings":{"list":["a","\\uDBFF"]}}', 'settings.list[1]'],
+    ] as const) {
+      const e = errorOf(await json('/v1/projects', body, a), 400, 'VALIDATION_ERROR');
+      expect(e.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER', field });
+    }
+    expect(await projectCount()).toBe(before);
+    // a well-formed pair (an emoji written as escapes) is fine
+    const ok = await json('/v1/projects', '{"name":"pair \\ud83d\\ude00"}', a);
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().data.name).toBe('pair \u{1F600}');
+  });
+
+  it('a key that would reach the prototype is 400 VALIDATION_ERROR (a field no body accepts), not INVALID_JSON', async () => {
+    const e = errorOf(await json('/v1/projects', '{"name":"proto","__proto__":{"x":1}}', a), 400, 'VALIDATION_ERROR');
+    expect(e.details).toMatchObject({ reason: 'UNKNOWN_FIELD' });
+    errorOf(await json('/v1/projects', '{"name":', a), 400, 'INVALID_JSON');
+  });
+
+  it('date-times outside years 1-9999 are 400 VALIDATION_ERROR (PostgreSQL has no year 0), not a database error', async () => {
+    const p = (await json('/v1/projects', '{"name":"dates"}', a)).json().data;
+    for (const due of ['0000-01-01T00:00:00Z', '0001-01-01T00:30:00+01:00']) {
+      errorOf(await json(`/v1/projects/${p.id}/tasks`, JSON.stringify({ title: 'd', due_date: due }), a), 400, 'VALIDATION_ERROR');
+    }
+    for (const due of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      const r = await json(`/v1/projects/${p.id}/tasks`, JSON.stringify({ title: 'd', due_date: due }), a);
+      expect(r.statusCode).toBe(201);
+      const task = (await setup.app.inject({ method: 'GET', url: `/v1/tasks/${r.json().data}`, headers: a.auth })).json().data;
+      expect(task.due_date).toBe(new Date(due).toISOString());
+    }
+  });
+
+  it('an empty id segment (a trailing slash, a double slash) is 404 NOT_FOUND, not INVALID_ID_FORMAT', async () => {
+    for (const url of ['/v1/projects/', '/v1/documents/', '/v1/projects//tasks']) {
+      errorOf(await setup.app.inject({ method: 'GET', url, headers: a.auth }), 404, 'NOT_FOUND');
+    }
+    errorOf(await setup.app.inject({ method: 'GET', url: '/v1/projects/nope', headers: a.auth }), 400, 'INVALID_ID_FORMAT');
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => { await t.close(); });
+
+  const raw = (request: string) => new Promise<string>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let out = '';
+    socket.on('data', (d) => { out += d.toString('latin1'); });
+    socket.on('end', () => resolve(out));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+  const parse = (response: string) => {
+    const [head, body] = response.split('\r\n\r\n');
+    return { status: Number(head!.split(' ')[1]), head: head!, body: JSON.parse(body!) };
+  };
+
+  it('an unknown method token gets the envelope: 400 VALIDATION_ERROR', async () => {
+    const r = parse(await raw('FOO /v1/projects HTTP/1.1\r\nHost: x\r\n\r\n'));
+    expect(r.status).toBe(400);
+    expect(r.head).toMatch(/content-type: application\/json; charset=utf-8/i);
+    expect(r.body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: 'Unknown HTTP method' } });
+  });
+
+  it('headers over the size limit get the envelope: 431 PAYLOAD_TOO_LARGE', async () => {
+    const r = parse(await raw(`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`));
+    expect(r.status).toBe(431);
+    expect(r.body.success).toBe(false);
+    expect(r.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+});

@@ -13,9 +13,9 @@ const ALL = ['documents', 'chat', 'iam', 'compliance', 'proof-printout', 'rdp', 
 
 const DEFAULT_TIERS: PlanTierInfo[] = [
   { tier: 'academic_free', name: 'Academic', price_cents_monthly: 0, currency: 'usd', limits: { max_projects: 3, max_members: 5, credits_monthly: 100 }, features: ['documents', 'chat', 'calendar', 'mcp'] },
-  { tier: 'pro', name: 'Pro', price_cents_monthly: 2900, currency: 'usd', limits: { max_projects: 50, max_members: 10, credits_monthly: 2000 }, features: ALL },
-  { tier: 'team', name: 'Team', price_cents_monthly: 9900, currency: 'usd', limits: { max_projects: 250, max_members: 50, credits_monthly: 10000 }, features: ALL },
-  { tier: 'business', name: 'Business', price_cents_monthly: 49900, currency: 'usd', limits: { max_projects: 2000, max_members: 500, credits_monthly: 100000 }, features: ALL },
+  { tier: 'pro', name: 'Pro', price_cents_monthly: 2900, currency: 'usd', limits: { max_projects: 500, max_members: 25, credits_monthly: 2000 }, features: ALL },
+  { tier: 'team', name: 'Team', price_cents_monthly: 9900, currency: 'usd', limits: { max_projects: 2000, max_members: 100, credits_monthly: 10000 }, features: ALL },
+  { tier: 'business', name: 'Business', price_cents_monthly: 49900, currency: 'usd', limits: { max_projects: 10000, max_members: 1000, credits_monthly: 100000 }, features: ALL },
   { tier: 'enterprise', name: 'Enterprise', price_cents_monthly: null, currency: 'usd', limits: { max_projects: null, max_members: null, credits_monthly: null }, features: ALL },
 ];
 

@@ -7,13 +7,14 @@ export const APP_ROLE = 'platform_app';
 /**
  * timestamptz text as Date#toISOString() gives it (RFC 3339 UTC, milliseconds, fractions truncated). PostgreSQL
  * writes `YYYY-MM-DD HH:MM:SS[.ffffff]+00` when the session time zone is UTC: that common form is rearranged as a
- * string (list pages parse hundreds per request; `new Date` was ~7% of a list route's CPU profile); any other
- * form (another zone, BC, infinity, years before 1000, which Date's parser reads its own way) goes through Date as before.
+ * string (list pages parse hundreds per request; `new Date` was ~7% of a list route's CPU profile). Years 0001-0999
+ * too: Date's parser reads "0001-01-01 00:00:00+00" as 2001. Any other form (another zone, BC, infinity) goes through
+ * Date as before; the API accepts date-times of years 1-9999 only (core/http/validation.ts), so BC never comes back.
  */
 export function timestamptzToIso(v: string): string {
   const n = v.length;
   if (n >= 22 && n <= 29 && n !== 23 && v.charCodeAt(10) === 32 && v.charCodeAt(n - 3) === 43 && v.charCodeAt(n - 2) === 48
-    && v.charCodeAt(n - 1) === 48 && (n === 22 || v.charCodeAt(19) === 46) && v.charCodeAt(4) === 45 && v.charCodeAt(0) !== 48) {
+    && v.charCodeAt(n - 1) === 48 && (n === 22 || v.charCodeAt(19) === 46) && v.charCodeAt(4) === 45) {
     const ms = n === 22 ? '000' : n === 24 ? `${v[20]}00` : n === 25 ? `${v.slice(20, 22)}0` : v.slice(20, 23);
     return `${v.slice(0, 10)}T${v.slice(11, 19)}.${ms}Z`;
   }

@@ -30,11 +30,13 @@ function asEnumError(errors: AjvError[]): AjvError | null {
 }
 
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
-function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }): AppError {
+function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }, params: unknown): AppError {
   const e = asEnumError(err.validation) ?? err.validation[0];
   const field = fieldOf(e);
   const where = err.validationContext ?? 'body';
   if (where === 'params') {
+    // `/v1/projects/` (a trailing slash) or `/v1/projects//tasks` matched an id route with an empty id: no such route.
+    if ((params as Record<string, unknown> | undefined)?.[field] === '') return new AppError('NOT_FOUND', 'Route not found');
     if (e.keyword === 'format' && e.params.format === 'uuid') {
       return new AppError('INVALID_ID_FORMAT', `Path parameter "${field}" must be a UUID`, { field });
     }
@@ -64,7 +66,7 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
 export function toAppError(err: unknown, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
-  if (fe.validation) return fromValidation(fe as FastifyError & { validation: AjvError[] });
+  if (fe.validation) return fromValidation(fe as FastifyError & { validation: AjvError[] }, req.params);
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': {
       const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;

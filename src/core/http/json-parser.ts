@@ -20,6 +20,25 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 
 type ParserDone = (err: Error | null, body?: unknown) => void;
 
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
+
+/** The path (`a.b[2]`) of the first string, key included, that is not well-formed UTF-16; null when all are. */
+function firstIllFormed(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return wellFormed(value) ? null : path;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) { const p = firstIllFormed(value[i], `${path}[${i}]`); if (p !== null) return p; }
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const at = path ? `${path}.${k}` : k;
+      if (!wellFormed(k)) return at;
+      const p = firstIllFormed(v, at);
+      if (p !== null) return p;
+    }
+  }
+  return null;
+}
+
 /**
  * The platform's JSON body parsing, as a content-type parser: an empty body is "no body"; over-deep JSON is refused
  * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
@@ -34,11 +53,25 @@ export function jsonBodyParser(maxDepth: number) {
       const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
       return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth, maxBytes }), undefined);
     }
+    let value: unknown;
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch (err) {
-      done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+      const message = (err as Error).message;
+      // Parseable JSON with a key that would reach an object's prototype: a field no body accepts, not bad JSON.
+      if (/forbidden (prototype|constructor) property/.test(message)) {
+        return done(new AppError('VALIDATION_ERROR', 'Fields named "__proto__" or "constructor.prototype" are not accepted', { reason: 'UNKNOWN_FIELD' }), undefined);
+      }
+      return done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${message}`), undefined);
     }
+    // A lone surrogate can only come from a \uD800-\uDFFF escape; PostgreSQL can store it neither in text nor in jsonb.
+    const found = LONE_SURROGATE_ESCAPE.test(text) ? firstIllFormed(value, '') : null;
+    const unstorable = found === null ? null : (found as string & { toWellFormed(): string }).toWellFormed(); // a key may hold it
+    if (unstorable !== null) {
+      return done(new AppError('VALIDATION_ERROR', `${unstorable ? `Field "${unstorable}"` : 'The body'} contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored`,
+        { reason: 'UNSTORABLE_CHARACTER', ...(unstorable ? { field: unstorable } : {}) }), undefined);
+    }
+    done(null, value);
   };
 }
 

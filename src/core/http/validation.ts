@@ -1,8 +1,24 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
+
+const rfc3339DateTime = fullFormats['date-time'] as { validate: (s: string) => boolean; compare: (a: string, b: string) => number | undefined };
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z: the instants RFC 3339 can name that PostgreSQL stores and reads back as such. */
+const FIRST_MS = -62_135_596_800_000;
+const LAST_MS = 253_402_300_799_999;
+
+/**
+ * RFC 3339 date-time (ajv-formats' full check) whose instant lies in years 1-9999 UTC: year 0000 passes RFC 3339
+ * but PostgreSQL has no year 0 (the write failed with 500), and an offset can move 0001-01-01 into 1 BC.
+ */
+function storableDateTime(s: string): boolean {
+  if (!rfc3339DateTime.validate(s)) return false;
+  const ms = Date.parse(s);
+  return ms >= FIRST_MS && ms <= LAST_MS;
+}
 
 function build(coerce: boolean): Ajv {
   const ajv = new Ajv({
@@ -13,6 +29,7 @@ function build(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  ajv.addFormat('date-time', { type: 'string', validate: storableDateTime, compare: rfc3339DateTime.compare });
   ajv.addKeyword({ keyword: 'x-platform-assigned' });
   return ajv;
 }
