@@ -7,8 +7,13 @@ export const Timestamp = Type.String({ format: 'date-time' });
 const NullableTs = Type.Union([Timestamp, Type.Null()]);
 const NullableUuid = Type.Union([Uuid, Type.Null()]);
 
-/** Spec 8: document save content 10 MB. */
-export const MAX_CONTENT_CHARS = 10 * 1024 * 1024;
+/**
+ * Spec 8: document save content 10 MB, counted in UTF-8 bytes (10,485,760 allowed). The service checks it
+ * (assertContentSize: 413 PAYLOAD_TOO_LARGE, for REST and MCP alike); the schema has no maxLength on content,
+ * since a character count would answer 400 first for ASCII content just over the limit.
+ */
+export const MAX_CONTENT_BYTES = 10 * 1024 * 1024;
+const Content = Type.String({ description: 'Up to 10,485,760 bytes of UTF-8 (10 MiB); more is 413 PAYLOAD_TOO_LARGE' });
 export const CONTENT_TYPES = ['markdown', 'plain', 'rich_text'] as const;
 export const DOCUMENT_KINDS = ['document', 'sheet', 'deck'] as const;
 
@@ -20,7 +25,7 @@ export const IdParams = Type.Object({ id: Uuid });
 
 export const CreateDocumentBody = Type.Object({
   title: Title,
-  content: Type.Optional(Type.String({ maxLength: MAX_CONTENT_CHARS })),
+  content: Type.Optional(Content),
   content_type: Type.Optional(Type.Union(CONTENT_TYPES.map((c) => Type.Literal(c)), { default: 'markdown' })),
   project_id: Type.Optional(NullableUuid),
   parent_id: Type.Optional(NullableUuid),
@@ -31,7 +36,7 @@ export type CreateDocumentInput = Omit<Static<typeof CreateDocumentBody>, 'metad
 
 export const UpdateDocumentBody = Type.Object({
   title: Type.Optional(Title),
-  content: Type.Optional(Type.String({ maxLength: MAX_CONTENT_CHARS })),
+  content: Type.Optional(Content),
   content_type: Type.Optional(Type.Union(CONTENT_TYPES.map((c) => Type.Literal(c)))),
   project_id: Type.Optional(NullableUuid),
   parent_id: Type.Optional(NullableUuid),

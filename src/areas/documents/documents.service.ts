@@ -7,7 +7,7 @@ import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
 import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
-import type { CreateDocumentInput, DocumentListItemT, DocumentOutT, ListDocumentsInput, UpdateDocumentInput } from './documents.schemas.js';
+import { MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
 import { replaceContent } from './collab.service.js';
 import { parseWorkbook } from './sheet-model.js';
@@ -67,6 +67,21 @@ export function rejectNul(value: unknown, field: string): void {
 
 const rejectNulFields = (input: Record<string, unknown>) => { for (const [k, v] of Object.entries(input)) rejectNul(v, k); };
 
+/**
+ * Spec 8 "document save content 10 MB", counted in UTF-8 bytes: over MAX_CONTENT_BYTES is 413 PAYLOAD_TOO_LARGE
+ * (spec 7: details.maxBytes and details.limit). Checked here, before the safety gate and any write, so REST, MCP
+ * and the CLI refuse alike. A string's UTF-8 size lies between its length and three times its length, which
+ * settles most sizes without counting.
+ */
+export function assertContentSize(content: unknown): void {
+  if (typeof content !== 'string') return;
+  if (content.length * 3 <= MAX_CONTENT_BYTES) return;
+  if (content.length > MAX_CONTENT_BYTES || Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `Field "content" is larger than the limit of ${MAX_CONTENT_BYTES} bytes (10 MiB) of UTF-8`,
+      { field: 'content', maxBytes: MAX_CONTENT_BYTES, limit: MAX_CONTENT_BYTES });
+  }
+}
+
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
 export async function moderate(ctx: ServiceContext, texts: Array<string | undefined>): Promise<void> {
   const verdict = await documentsDeps(ctx.platform).moderation.check(texts.filter((t): t is string => !!t));
@@ -92,6 +107,7 @@ function publish(ctx: ServiceContext, type: string, orgId: string, id: string, d
 /** Creates a document (or, with `kind`, a sheet or deck); indexing is queued in the same transaction. */
 export async function createDocument(ctx: ServiceContext, input: CreateDocumentInput & { kind?: 'document' | 'sheet' | 'deck' }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.create');
+  assertContentSize(input.content);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const id = uuidv7();
@@ -214,6 +230,7 @@ export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsI
 
 export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.update');
+  assertContentSize(input.content);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;

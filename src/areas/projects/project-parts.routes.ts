@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ListEnvelope, ok, okList } from '../../core/http/envelope.js';
 import * as S from './projects.schemas.js';
-import { TaskStatusOut } from './tasks.schemas.js';
+import { TaskStatusesQuery, TaskStatusOut } from './tasks.schemas.js';
 import * as parts from './project-parts.service.js';
 import * as specs from './specs.service.js';
-import { listTaskStatuses } from './tasks.service.js';
+import { listTaskStatusPage } from './tasks.service.js';
 
 const read = { scope: 'projects:read', permission: 'project.view', fixture: 'project' };
 const write = { scope: 'projects:write', permission: 'project.update', fixture: 'project' };
@@ -36,6 +36,6 @@ export default async function projectPartRoutes(app: FastifyInstance) {
   app.post('/v1/projects/:projectId/specs', { config: write, schema: { summary: 'Create a spec', params, body: S.CreateSpecBody, response: { 201: Envelope(S.SpecOut) } } },
     async (req, reply) => reply.code(201).send(ok(await specs.createSpec(req.ctx, { ...(req.params as Id), ...(req.body as S.CreateSpecInput) }))));
 
-  app.get('/v1/projects/:projectId/task-statuses', { config: { ...read, permission: 'task.view' }, schema: { summary: 'Task status definitions of a project, ordered', params, response: { 200: Envelope(Type.Array(TaskStatusOut)) } } },
-    async (req) => ok(await listTaskStatuses(req.ctx, req.params as Id)));
+  app.get('/v1/projects/:projectId/task-statuses', { config: { ...read, permission: 'task.view' }, schema: { summary: 'Task status definitions of a project, ordered', params, querystring: TaskStatusesQuery, response: { 200: ListEnvelope(Type.Array(TaskStatusOut)) } } },
+    async (req) => { const r = await listTaskStatusPage(req.ctx, { ...(req.params as Id), ...(req.query as Q) }); return okList(r.items, r); });
 }

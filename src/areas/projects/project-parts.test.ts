@@ -127,6 +127,26 @@ describe('task statuses', () => {
     expect(r.json().data[0]).toMatchObject({ name: 'To do', project_id: null });
   });
 
+  it('is a list: pagination, limit and offset (spec 2.1)', async () => {
+    const p = await createProject(t.app, a);
+    const all = (await get(`/v1/projects/${p.id}/task-statuses`)).json();
+    expect(all.pagination).toEqual({ total: 5, limit: 100, offset: 0, has_more: false });
+    const keys = all.data.map((s: { key: string }) => s.key);
+    const first = (await get(`/v1/projects/${p.id}/task-statuses?limit=2`)).json();
+    expect(first.data.map((s: { key: string }) => s.key)).toEqual(keys.slice(0, 2));
+    expect(first.data[0]).toEqual(all.data[0]);
+    expect(first.pagination).toEqual({ total: 5, limit: 2, offset: 0, has_more: true });
+    const next = (await get(`/v1/projects/${p.id}/task-statuses?limit=2&offset=2`)).json();
+    expect(next.data.map((s: { key: string }) => s.key)).toEqual(keys.slice(2, 4));
+    expect(next.pagination).toEqual({ total: 5, limit: 2, offset: 2, has_more: true });
+    const past = (await get(`/v1/projects/${p.id}/task-statuses?offset=5`)).json();
+    expect(past).toEqual({ success: true, data: [], pagination: { total: 5, limit: 100, offset: 5, has_more: false } });
+    for (const q of ['limit=0', 'limit=101', 'limit=x', 'offset=-1']) {
+      const e = errorOf(await get(`/v1/projects/${p.id}/task-statuses?${q}`), 400, 'INVALID_PARAMETER');
+      expect(e.details?.field).toBe(q.split('=')[0]);
+    }
+  });
+
   it('a project-scoped status overrides or extends the organization workflow', async () => {
     const p = await createProject(t.app, a);
     await t.platform.db.sys.exec(`INSERT INTO task_statuses (org_id, id, project_id, key, name, sort_order, is_done)
@@ -135,6 +155,15 @@ describe('task statuses', () => {
     expect(keys).toEqual(['todo:Backlog', 'in_progress:In progress', 'in_review:In review', 'qa:QA', 'done:Done', 'cancelled:Cancelled']);
     const other = await createProject(t.app, a);
     expect((await get(`/v1/projects/${other.id}/task-statuses`)).json().data).toHaveLength(5);
+  });
+
+  it('OpenAPI documents limit, offset and the list envelope', async () => {
+    const op = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json().paths['/v1/projects/{projectId}/task-statuses'].get;
+    expect(op.parameters.filter((x: { in: string }) => x.in === 'query').map((x: { name: string }) => x.name).sort()).toEqual(['limit', 'offset']);
+    const schema = op.responses['200'].content['application/json'].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['success', 'data', 'pagination']));
+    expect(Object.keys(schema.properties.pagination.properties).sort()).toEqual(['has_more', 'limit', 'offset', 'total']);
+    expect(schema.properties.data.type).toBe('array');
   });
 
   it('cross-tenant 404', async () => {

@@ -73,6 +73,8 @@ export const TaskStatusOut = Type.Object({
   project_id: NullableUuid,
 });
 export type TaskStatusRow = Static<typeof TaskStatusOut>;
+/** Paging of GET /v1/projects/{projectId}/task-statuses: the default page holds every status a project has. */
+export const TaskStatusesQuery = Type.Object(OffsetQuery(100, 100));
 
 export const ActivityOut = Type.Object({
   id: Uuid, task_id: Uuid,

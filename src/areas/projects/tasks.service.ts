@@ -44,6 +44,16 @@ export async function listTaskStatuses(ctx: ServiceContext, input: { projectId: 
   });
 }
 
+/**
+ * One page of listTaskStatuses (limit defaults to 100). A project has a handful of statuses and the total needs
+ * all of them anyway, so the page is cut from the ordered list rather than asked of the database.
+ */
+export async function listTaskStatusPage(ctx: ServiceContext, input: { projectId: string } & Partial<Page>): Promise<Paged<TaskStatusRow>> {
+  const page = clampPage({ limit: input.limit ?? 100, offset: input.offset });
+  const all = await listTaskStatuses(ctx, input);
+  return { items: all.slice(page.offset, page.offset + page.limit), total: all.length, ...page };
+}
+
 /** Creates a task in the project's first open status; returns its id. 404 for an unknown project. */
 export async function createTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput): Promise<string> {
   const p = requirePermission(ctx, 'task.create');

@@ -35,9 +35,10 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
   const field = fieldOf(e);
   const where = err.validationContext ?? 'body';
   if (where === 'params') {
-    // `/v1/projects/` (a trailing slash) or `/v1/projects//tasks` matched an id route with an empty id: no such route.
-    if ((params as Record<string, unknown> | undefined)?.[field] === '') return new AppError('NOT_FOUND', 'Route not found');
     if (e.keyword === 'format' && e.params.format === 'uuid') {
+      // `/v1/projects/` (a trailing slash) or `/v1/projects//tasks` matched an id route with an empty id: no such
+      // route. (A text parameter with a length rule, such as a settings key, keeps its VALIDATION_ERROR.)
+      if ((params as Record<string, unknown> | undefined)?.[field] === '') return new AppError('NOT_FOUND', 'Route not found');
       return new AppError('INVALID_ID_FORMAT', `Path parameter "${field}" must be a UUID`, { field });
     }
     return new AppError('VALIDATION_ERROR', `Path parameter "${field}" ${e.message ?? 'is invalid'}`, { field });

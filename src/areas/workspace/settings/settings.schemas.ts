@@ -17,12 +17,23 @@ export const PutOrgSettingsBody = Type.Object({
 }, strict);
 export const KeyValueOut = Type.Object({ key: Type.String(), value: Type.Unknown() });
 
+/**
+ * The spec lists the notification keys it has seen, not all there are: other keys are accepted when their name is
+ * 1-64 letters, digits, `_` or `-` and their value a boolean, with at most NOTIFICATION_KEYS_MAX keys in the object.
+ */
+export const NOTIFICATION_KEY = '^[A-Za-z0-9_-]{1,64}$';
+export const NOTIFICATION_KEYS_MAX = 32;
+const notificationExtras = {
+  patternProperties: { [NOTIFICATION_KEY]: Type.Boolean() },
+  additionalProperties: false,
+  maxProperties: NOTIFICATION_KEYS_MAX,
+} as const;
 export const NotificationPrefs = Type.Object({
   emailNotifications: Type.Optional(Type.Boolean()),
   pushNotifications: Type.Optional(Type.Boolean()),
   weeklyDigest: Type.Optional(Type.Boolean()),
   mentionAlerts: Type.Optional(Type.Boolean()),
-}, strict);
+}, { ...notificationExtras, description: `The four named keys, plus other boolean keys (names 1-64 of A-Z a-z 0-9 _ -); at most ${NOTIFICATION_KEYS_MAX} keys, the four named ones included once defaults fill them in` });
 const ThemeMode = Type.Union(THEME_MODES.map((m) => Type.Literal(m)));
 const StayHours = Type.Union(STAY_LOGGED_IN_HOURS.map((h) => Type.Literal(h)), { description: 'Hours; clamped to the organization session_duration_days cap' });
 const Language = Type.String({ pattern: BCP47, maxLength: 35, description: 'BCP-47 language tag' });
@@ -33,7 +44,7 @@ export const PersonalizationOut = Type.Object({
   stayLoggedInHours: StayHours,
   notifications: Type.Object({
     emailNotifications: Type.Boolean(), pushNotifications: Type.Boolean(), weeklyDigest: Type.Boolean(), mentionAlerts: Type.Boolean(),
-  }),
+  }, notificationExtras),
   /** The organization's cap in hours (session_duration_days * 24). */
   maxStayLoggedInHours: Type.Integer(),
   updated_at: Type.Union([Timestamp, Type.Null()]),

@@ -1,10 +1,10 @@
 import { actor, requirePermission, type ServiceContext } from '../../../core/context.js';
-import { notFound } from '../../../core/errors.js';
+import { AppError, notFound } from '../../../core/errors.js';
 import { audit } from '../../../core/audit.js';
 import type { Sql } from '../../../core/db/database.js';
 import { assertBoundedJson, assertSettingKeys, mergeTopLevel } from '../common.js';
 import { settingsRepo } from './settings.repo.js';
-import { SETTINGS_BOUNDS, STAY_LOGGED_IN_HOURS, type PersonalizationInput } from './settings.schemas.js';
+import { NOTIFICATION_KEYS_MAX, SETTINGS_BOUNDS, STAY_LOGGED_IN_HOURS, type PersonalizationInput } from './settings.schemas.js';
 
 const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
@@ -75,6 +75,19 @@ export async function getPersonalization(ctx: ServiceContext) {
   });
 }
 
+/**
+ * The notifications object as stored and answered: the four named keys' defaults, then the caller's keys (extra
+ * boolean keys included). Counted after the defaults so a GET answer can always be sent back by PUT.
+ */
+function withDefaultNotifications(given: Record<string, boolean>): Record<string, boolean> {
+  const out = { ...DEFAULT_NOTIFICATIONS, ...given };
+  if (Object.keys(out).length > NOTIFICATION_KEYS_MAX) {
+    throw new AppError('VALIDATION_ERROR', `Field "notifications" must NOT have more than ${NOTIFICATION_KEYS_MAX} keys, counting the four named ones (defaults fill in those not given)`,
+      { field: 'notifications', rule: 'maxProperties', limit: NOTIFICATION_KEYS_MAX });
+  }
+  return out;
+}
+
 /** Saves the caller's personalization; stayLoggedInHours is stored clamped to the organization's cap. */
 export async function putPersonalization(ctx: ServiceContext, input: PersonalizationInput) {
   const p = actor(ctx);
@@ -84,7 +97,7 @@ export async function putPersonalization(ctx: ServiceContext, input: Personaliza
     const stay = input.stayLoggedInHours ?? (prev?.value.stayLoggedInHours as number | undefined) ?? DEFAULT_STAY_HOURS;
     const value = {
       themeMode: input.themeMode, language: input.language,
-      notifications: { ...DEFAULT_NOTIFICATIONS, ...input.notifications },
+      notifications: withDefaultNotifications(input.notifications),
       stayLoggedInHours: clampStayHours(stay, days),
     };
     const row = await settingsRepo.writeUserDoc(sql, p.orgId, p.userId, 'personalization', value);

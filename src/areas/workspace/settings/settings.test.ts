@@ -104,9 +104,67 @@ describe('personalization', () => {
       { ...body, stayLoggedInHours: 2 },
       { ...body, stayLoggedInHours: '24' },
       { ...body, notifications: { emailNotifications: 'yes' } },
-      { ...body, notifications: { other: true } },
+      { ...body, notifications: { 'not a key': true } },
+      { ...body, notifications: { ['k'.repeat(65)]: true } },
+      { ...body, notifications: { other: 'yes' } },
       { ...body, extra: 1 },
     ]) errorOf(await req('PUT', '/v1/settings/personalization', a.auth, bad), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('personalization notifications beyond the four named keys (spec 2.8 "keys seen")', () => {
+  const base = { themeMode: 'light', language: 'en' };
+  const put = (auth: Record<string, string>, notifications: unknown) => req('PUT', '/v1/settings/personalization', auth, { ...base, notifications });
+
+  it('stores an extra boolean key and reads it back through GET and the bootstrap', async () => {
+    const a = await newTenant(t.app);
+    const p = await put(a.auth, { emailNotifications: false, smsAlerts: true, 'team_digest-2': false });
+    expect(p.statusCode).toBe(200);
+    const want = { emailNotifications: false, pushNotifications: true, weeklyDigest: false, mentionAlerts: true, smsAlerts: true, 'team_digest-2': false };
+    expect(p.json().data.notifications).toEqual(want);
+    const g = await req('GET', '/v1/settings/personalization', a.auth);
+    expect(g.json().data.notifications).toEqual(want);
+    const boot = await req('GET', '/v1/bootstrap', a.auth);
+    expect(boot.statusCode).toBe(200);
+    expect(boot.json().data.settings.personalization).toEqual(g.json().data);
+    // What GET answers can be sent back as is.
+    expect((await put(a.auth, g.json().data.notifications)).statusCode).toBe(200);
+    // PUT replaces the object: an extra key not sent again is gone, the named ones fall back to their defaults.
+    expect((await put(a.auth, { smsAlerts: false })).json().data.notifications).toEqual({ ...want, emailNotifications: true, smsAlerts: false, 'team_digest-2': undefined });
+  });
+
+  it('refuses a non-boolean extra value naming the field', async () => {
+    const a = await newTenant(t.app);
+    for (const v of ['yes', 1, null, {}, []]) {
+      const e = errorOf(await put(a.auth, { smsAlerts: v }), 400, 'VALIDATION_ERROR');
+      expect(e.details?.field).toBe('notifications.smsAlerts');
+      expect(e.message).toContain('notifications.smsAlerts');
+    }
+  });
+
+  it('holds at most 32 keys, the four named ones counted', async () => {
+    const a = await newTenant(t.app);
+    const extra = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i % 2 === 0]));
+    const named = { emailNotifications: true, pushNotifications: false, weeklyDigest: true, mentionAlerts: false };
+    const e = errorOf(await put(a.auth, { ...named, ...extra(29) }), 400, 'VALIDATION_ERROR');
+    expect(e.details?.field).toBe('notifications');
+    errorOf(await put(a.auth, extra(33)), 400, 'VALIDATION_ERROR');
+    // 29 extra keys pass the schema but make 33 once the named defaults are filled in.
+    errorOf(await put(a.auth, extra(29)), 400, 'VALIDATION_ERROR');
+    const ok = await put(a.auth, { ...named, ...extra(28) });
+    expect(ok.statusCode).toBe(200);
+    expect(Object.keys(ok.json().data.notifications)).toHaveLength(32);
+    expect((await req('GET', '/v1/settings/personalization', a.auth)).json().data.notifications).toEqual({ ...named, ...extra(28) });
+  });
+
+  it('keeps the four named keys as before: booleans, defaults for those not given', async () => {
+    const a = await newTenant(t.app);
+    const p = await put(a.auth, { weeklyDigest: true, mentionAlerts: false });
+    expect(p.json().data.notifications).toEqual({ emailNotifications: true, pushNotifications: true, weeklyDigest: true, mentionAlerts: false });
+    for (const k of ['emailNotifications', 'pushNotifications', 'weeklyDigest', 'mentionAlerts']) {
+      const e = errorOf(await put(a.auth, { [k]: 'false' }), 400, 'VALIDATION_ERROR');
+      expect(e.details?.field).toBe(`notifications.${k}`);
+    }
   });
 });
 

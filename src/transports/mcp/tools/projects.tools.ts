@@ -130,7 +130,7 @@ export const projectsTools = defineTools([
     name: 'tasks.statuses.list', title: 'List task statuses', access: 'read', route: 'GET /v1/projects/:projectId/task-statuses',
     description: 'The task status definitions (keys such as todo, in_progress, done) available in a project, ordered.',
     keywords: ['workflow', 'states', 'columns'],
-    run: async (ctx, a) => ({ items: await tasks.listTaskStatuses(ctx, a as { projectId: string }) }),
+    run: async (ctx, a) => paged(await tasks.listTaskStatusPage(ctx, a as Parameters<typeof tasks.listTaskStatusPage>[1])),
   },
   {
     name: 'tasks.activity.list', title: 'Task activity', access: 'read', route: 'GET /v1/tasks/:taskId/activity',

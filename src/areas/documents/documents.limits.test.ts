@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { MAX_CONTENT_BYTES } from './documents.schemas.js';
+
+// Spec 8 "document save content 10 MB", counted in UTF-8 bytes: 413 PAYLOAD_TOO_LARGE above, on REST and MCP.
+// The server-wide body limit is raised here only so that POST /v1/mcp (default 1 MiB) can carry 10 MB of content
+// to the service; the document routes set their own body limit (22 MiB) regardless.
+let t: TestApp;
+let a: Tenant;
+
+const MIB = 1024 * 1024;
+const TOO_LARGE = { field: 'content', maxBytes: MAX_CONTENT_BYTES, limit: MAX_CONTENT_BYTES };
+// Built once each: 10 MB strings are cheap, but not free.
+const atLimit = 'a'.repeat(MAX_CONTENT_BYTES);
+// One byte over, and carrying the moderation marker: a 413 (not 422) shows the size check runs before the gate.
+const overByOne = `x-content-policy-test-violation ${'a'.repeat(MAX_CONTENT_BYTES - 31)}`;
+const accents = 'é'.repeat(5_300_000); // 10,600,000 bytes in 5,300,000 characters
+const newlines = '\n'.repeat(MAX_CONTENT_BYTES); // its JSON body is about 20 MB
+
+beforeAll(async () => {
+  t = await buildTestApp({ bodyLimitBytes: 16 * MIB });
+  a = await newTenant(t.app, { name: 'doc-limits' });
+});
+afterAll(async () => { await t?.close(); });
+
+const post = (who: Tenant, payload: object) => t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload });
+const put = (who: Tenant, id: string, payload: object) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: who.auth, payload });
+const count = async (who: Tenant) => (await t.app.inject({ method: 'GET', url: '/v1/documents?limit=1', headers: who.auth })).json().pagination.total as number;
+const getDoc = async (who: Tenant, id: string) => (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: who.auth })).json().data;
+
+function tooLarge(res: Parameters<typeof errorOf>[0]) {
+  const e = errorOf(res, 413, 'PAYLOAD_TOO_LARGE');
+  expect(e.details).toEqual(TOO_LARGE);
+  expect(e.message).toContain('content');
+  expect(e.message).toContain(String(MAX_CONTENT_BYTES));
+}
+
+describe('document content limit: 10,485,760 UTF-8 bytes', () => {
+  it('the strings are what the tests say', () => {
+    expect(Buffer.byteLength(atLimit)).toBe(MAX_CONTENT_BYTES);
+    expect(Buffer.byteLength(overByOne)).toBe(MAX_CONTENT_BYTES + 1);
+    expect(accents.length).toBeLessThan(MAX_CONTENT_BYTES);
+    expect(Buffer.byteLength(accents)).toBe(10_600_000);
+    expect(JSON.stringify({ content: newlines }).length).toBeGreaterThan(2 * MAX_CONTENT_BYTES);
+  });
+
+  it('POST: exactly the limit is 201; one byte more, or multi-byte content over it, is 413 and nothing is written', async () => {
+    const c = await newTenant(t.app, { name: 'doc-limits-post' });
+    const ok = await post(c, { title: 'at the limit', content: atLimit });
+    expect(ok.statusCode, ok.body.slice(0, 300)).toBe(201);
+    expect(ok.json().data.content.length).toBe(MAX_CONTENT_BYTES);
+    const before = await count(c);
+    tooLarge(await post(c, { title: 'one byte over', content: overByOne }));
+    tooLarge(await post(c, { title: 'accents', content: accents }));
+    expect(await count(c)).toBe(before);
+  });
+
+  it('POST: content at the limit that JSON doubles ("\\n" x 10 MiB, a ~20 MB body) fits the 22 MiB body limit', async () => {
+    const res = await post(a, { title: 'newlines', content: newlines });
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(201);
+    expect((await getDoc(a, res.json().data.id)).content).toBe(newlines);
+  });
+
+  it('a body over 22 MiB is 413 PAYLOAD_TOO_LARGE with the body limit', async () => {
+    const raw = JSON.stringify({ title: 'huge', content: '"'.repeat(11 * MIB) });
+    const res = await t.app.inject({ method: 'POST', url: '/v1/documents', headers: { ...a.auth, 'content-type': 'application/json' }, payload: raw });
+    expect(errorOf(res, 413, 'PAYLOAD_TOO_LARGE').details).toMatchObject({ maxBytes: 22 * MIB, limit: 22 * MIB });
+  });
+
+  it('PUT: the same limit; a refused update leaves the document unchanged', async () => {
+    const c = await newTenant(t.app, { name: 'doc-limits-put' });
+    const doc = (await post(c, { title: 'to update', content: 'original' })).json().data;
+    tooLarge(await put(c, doc.id, { content: overByOne }));
+    tooLarge(await put(c, doc.id, { title: 'renamed', content: accents }));
+    const after = await getDoc(c, doc.id);
+    expect(after).toMatchObject({ title: 'to update', content: 'original', updated_at: doc.updated_at });
+    expect(await count(c)).toBe(1);
+    const okAscii = await put(c, doc.id, { content: atLimit });
+    expect(okAscii.statusCode, okAscii.body.slice(0, 300)).toBe(200);
+    const okNewlines = await put(c, doc.id, { content: newlines });
+    expect(okNewlines.statusCode, okNewlines.body.slice(0, 300)).toBe(200);
+    expect((await getDoc(c, doc.id)).content).toBe(newlines);
+  });
+
+  it('MCP documents.create and documents.update answer the same code (from the service)', async () => {
+    const c = await newTenant(t.app, { name: 'doc-limits-mcp' });
+    const key = await c.apiKey(['mcp:*']);
+    const call = async (name: string, args: object) => {
+      const res = await t.app.inject({
+        method: 'POST', url: '/v1/mcp',
+        headers: { ...bearer(key), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+      return res.json().result as { isError?: boolean; structuredContent: Record<string, any> };
+    };
+    const doc = (await post(c, { title: 'mcp doc', content: 'original' })).json().data;
+    for (const r of [await call('documents.create', { title: 'accents', content: accents }), await call('documents.update', { id: doc.id, content: accents })]) {
+      expect(r.isError).toBe(true);
+      expect(r.structuredContent.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: TOO_LARGE });
+    }
+    expect(await count(c)).toBe(1);
+    expect((await getDoc(c, doc.id)).content).toBe('original');
+  });
+});
