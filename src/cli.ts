@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { newAjv } from './core/http/validation.js';
 import type { TSchema } from 'typebox';
 import { loadConfig, type Config } from './core/config.js';
 import { migrate } from './core/db/migrate.js';
@@ -49,8 +49,7 @@ interface Command {
 
 class UsageError extends Error {}
 
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, allErrors: false, strict: false }));
+const ajv = newAjv(false);
 const compiled = new WeakMap<object, ValidateFunction>();
 
 /** The REST body schema checks CLI input too, so both refuse the same bad input with VALIDATION_ERROR. */

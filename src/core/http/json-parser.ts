@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { AppError } from '../errors.js';
+import { assertStorableText } from '../text.js';
 
 /** Deepest nesting of arrays and objects in a JSON text, stopping early once past `limit`. */
 export function jsonDepthExceeds(text: string, limit: number): boolean {
@@ -20,24 +21,8 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 
 type ParserDone = (err: Error | null, body?: unknown) => void;
 
+/** A \\u escape of a UTF-16 surrogate (D800-DFFF): the only way a JSON text can carry an unpaired one. */
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
-
-/** The path (`a.b[2]`) of the first string, key included, that is not well-formed UTF-16; null when all are. */
-function firstIllFormed(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return wellFormed(value) ? null : path;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) { const p = firstIllFormed(value[i], `${path}[${i}]`); if (p !== null) return p; }
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const at = path ? `${path}.${k}` : k;
-      if (!wellFormed(k)) return at;
-      const p = firstIllFormed(v, at);
-      if (p !== null) return p;
-    }
-  }
-  return null;
-}
 
 /**
  * The platform's JSON body parsing, as a content-type parser: an empty body is "no body"; over-deep JSON is refused
@@ -64,12 +49,9 @@ export function jsonBodyParser(maxDepth: number) {
       }
       return done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${message}`), undefined);
     }
-    // A lone surrogate can only come from a \uD800-\uDFFF escape; PostgreSQL can store it neither in text nor in jsonb.
-    const found = LONE_SURROGATE_ESCAPE.test(text) ? firstIllFormed(value, '') : null;
-    const unstorable = found === null ? null : (found as string & { toWellFormed(): string }).toWellFormed(); // a key may hold it
-    if (unstorable !== null) {
-      return done(new AppError('VALIDATION_ERROR', `${unstorable ? `Field "${unstorable}"` : 'The body'} contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored`,
-        { reason: 'UNSTORABLE_CHARACTER', ...(unstorable ? { field: unstorable } : {}) }), undefined);
+    // A lone surrogate can only come from a \uD800-\uDFFF escape, so only such bodies are walked.
+    if (LONE_SURROGATE_ESCAPE.test(text)) {
+      try { assertStorableText(value); } catch (err) { return done(err as Error, undefined); }
     }
     done(null, value);
   };

@@ -20,7 +20,12 @@ function storableDateTime(s: string): boolean {
   return ms >= FIRST_MS && ms <= LAST_MS;
 }
 
-function build(coerce: boolean): Ajv {
+/**
+ * The platform's Ajv: formats (date-time limited as above), the `x-platform-assigned` annotation, defaults filled,
+ * strict objects. `coerce` for query strings and path parameters (text arrives, the schema's types are wanted);
+ * bodies and MCP tool arguments are validated as sent.
+ */
+export function newAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
@@ -39,8 +44,8 @@ function build(coerce: boolean): Ajv {
  * parameters arrive as text and are coerced to the schema's types.
  */
 export function installValidators(app: FastifyInstance): void {
-  const strict = build(false);
-  const loose = build(true);
+  const strict = newAjv(false);
+  const loose = newAjv(true);
   const cache = new WeakMap<object, ValidateFunction>();
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : loose;

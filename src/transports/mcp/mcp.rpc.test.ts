@@ -342,3 +342,24 @@ describe('tools: catalogue and access', () => {
     expect(r.structuredContent.error.code).toBe('NOT_FOUND');
   });
 });
+
+describe('tool arguments PostgreSQL cannot store', () => {
+  it('an unpaired surrogate in any argument is a tool error VALIDATION_ERROR (UNSTORABLE_CHARACTER) naming the field, nothing written', async () => {
+    const raw = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"projects.create","arguments":{"name":"sur","settings":{"k":"\\ud800"}}}}';
+    const res = await post(raw, { raw: true });
+    expect(res.statusCode).toBe(200);
+    const r = res.json().result;
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { reason: 'UNSTORABLE_CHARACTER', field: 'settings.k' } });
+    const n = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM projects WHERE org_id = $1 AND name = 'sur'`, [owner.orgId]);
+    expect(n!.n).toBe(0);
+  });
+
+  it('a date-time outside years 1-9999 is refused like any invalid argument (-32602), not a server error', async () => {
+    const p = (await call('projects.create', { name: 'mcp dates' })).json().result.structuredContent;
+    const projectId = p.id ?? p.data?.id;
+    expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
+    const e = rpcErr(await call('tasks.create', { projectId, title: 'd', due_date: '0000-01-01T00:00:00Z' }), -32602);
+    expect(e.message).toMatch(/due_date/);
+  });
+});

@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { newAjv } from '../../core/http/validation.js';
 import type { ServiceContext } from '../../core/context.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { RPC, RpcError } from './jsonrpc.js';
@@ -50,7 +51,7 @@ export const META_TOOLS = [
   },
 ] as const;
 
-const ajv = new Ajv({ useDefaults: true, strict: false });
+const ajv = newAjv(false);
 const validators = new Map<string, ValidateFunction>(META_TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema as object)]));
 export const isMetaTool = (name: string) => validators.has(name);
 

@@ -1,12 +1,10 @@
-import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
-import addFormatsImport from 'ajv-formats';
+import type { ValidateFunction, ErrorObject } from 'ajv';
+import { newAjv } from '../../core/http/validation.js';
 import type { RegisteredRoute } from '../../core/http/openapi.js';
 import type { RouteNeeds } from '../../core/http/route-config.js';
 import { allowedLiterals, oneOfMessage } from '../../core/http/literal-unions.js';
 import type { ToolDef } from './tools/define.js';
 import type { Gate } from './access.js';
-
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 export interface Tool extends Gate {
   def: ToolDef;
@@ -21,14 +19,6 @@ export interface Tool extends Gate {
 
 const TOOL_NAME_RE = /^[A-Za-z0-9_.-]{1,128}$/;
 type Json = Record<string, unknown>;
-
-/** Arguments are JSON as sent: no type coercion, defaults filled (limit, offset), strict objects. */
-function buildAjv(): Ajv {
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
-  addFormats(ajv);
-  ajv.addKeyword({ keyword: 'x-platform-assigned' });
-  return ajv;
-}
 
 /** Deep copy without `$id` (several tools embed the same TypeBox schema; one Ajv must not see an id twice). */
 function clean(v: unknown): any {
@@ -87,7 +77,7 @@ export class ToolRegistry {
   private readonly byName = new Map<string, Tool>();
 
   constructor(defs: ToolDef[], routes: RegisteredRoute[]) {
-    const ajv = buildAjv();
+    const ajv = newAjv(false); // arguments are JSON as sent, like REST bodies
     const routeByKey = new Map(routes.map((r) => [`${r.method} ${r.url}`, r]));
     for (const def of defs) {
       if (!TOOL_NAME_RE.test(def.name) || !def.name.includes('.')) throw new Error(`MCP tool name "${def.name}" must be <area>.<verb> of [A-Za-z0-9_.-]`);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { AppError } from '../../core/errors.js';
+import { assertStorableText } from '../../core/text.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { RPC, RpcError } from './jsonrpc.js';
 import { checkAccess } from './access.js';
@@ -62,6 +63,7 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
     throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
   }
   try {
+    assertStorableText(input); // as the REST body parser does: 400 VALIDATION_ERROR, a tool error the model can fix
     return toolResult(await tool.def.run(ctx, input));
   } catch (err) {
     if (err instanceof AppError && err.status < 500 && !ACCESS_STATUSES.has(err.status)) return toolError(err);
