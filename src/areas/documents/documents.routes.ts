@@ -6,12 +6,7 @@ import * as docs from './documents.service.js';
 
 const read = { scope: 'documents:read', permission: 'document.view', feature: 'documents' } as const;
 const write = (permission: string) => ({ scope: 'documents:write', permission, feature: 'documents' as const });
-/**
- * Content may be up to 10 MiB of UTF-8 (spec 8, checked by the service). JSON escaping doubles the common
- * characters ("\n", "\"", "\\"), so the body of a create or update may be twice that plus room for the other fields.
- * Content larger still is refused by this limit, also with 413 PAYLOAD_TOO_LARGE.
- */
-const CONTENT_BODY_LIMIT = 2 * S.MAX_CONTENT_BYTES + 2 * 1024 * 1024;
+const CONTENT_BODY_LIMIT = S.DOCUMENT_BODY_LIMIT;
 
 /** Document library: spec 4.5 first bullet. */
 export default async function documentRoutes(app: FastifyInstance) {

@@ -13,6 +13,12 @@ const NullableUuid = Type.Union([Uuid, Type.Null()]);
  * since a character count would answer 400 first for ASCII content just over the limit.
  */
 export const MAX_CONTENT_BYTES = 10 * 1024 * 1024;
+/**
+ * The body limit of a request that carries document content (REST create and update, and the MCP endpoint, whose
+ * tools take the same content). JSON escaping doubles the common characters ("\n", "\"", "\\"), so the body
+ * may be twice the content limit plus room for the other fields; anything larger is 413 PAYLOAD_TOO_LARGE too.
+ */
+export const DOCUMENT_BODY_LIMIT = 2 * MAX_CONTENT_BYTES + 2 * 1024 * 1024;
 const Content = Type.String({ description: 'Up to 10,485,760 bytes of UTF-8 (10 MiB); more is 413 PAYLOAD_TOO_LARGE' });
 export const CONTENT_TYPES = ['markdown', 'plain', 'rich_text'] as const;
 export const DOCUMENT_KINDS = ['document', 'sheet', 'deck'] as const;

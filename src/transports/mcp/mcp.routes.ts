@@ -10,6 +10,7 @@ import { ToolRegistry } from './registry.js';
 import { TOOL_SETS } from './tools/index.js';
 import { RESOURCE_PROVIDERS } from './resources/index.js';
 import { endSession, findSession, openSession } from './sessions.js';
+import { DOCUMENT_BODY_LIMIT } from '../../areas/documents/documents.schemas.js';
 
 /** A body that is not JSON: answered with JSON-RPC -32700 in HTTP 200, not with the REST 400. */
 class ParseFailure { constructor(readonly reason: string) {} }
@@ -124,6 +125,8 @@ export default async function mcpTransport(app: FastifyInstance) {
   const mcpConfig = { rateLimit: { failClosed: true }, protocol: 'jsonrpc' as const, originCheck: checkOrigin };
 
   app.post(MCP_PATH, {
+    // Tools take what the REST routes take, document content included (up to 10 MiB of UTF-8, escaped in JSON).
+    bodyLimit: DOCUMENT_BODY_LIMIT,
     config: mcpConfig,
     schema: {
       summary: 'MCP JSON-RPC 2.0 endpoint (Streamable HTTP, protocol 2025-11-25)',
