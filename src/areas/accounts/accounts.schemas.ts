@@ -64,6 +64,8 @@ export const UpdateOrgBody = Type.Object({
 }, { ...strict, minProperties: 1 });
 
 export const MemberOut = Type.Object({ user_id: Uuid, email: Type.String(), name: Type.String(), role: Type.String(), created_at: Timestamp });
+/** DELETE .../members/{userId}: who was removed (spec 2.1: a success carries the envelope). */
+export const MemberRemovedOut = Type.Object({ user_id: Uuid, removed: Type.Literal(true) });
 export const AddMemberBody = Type.Object({
   email: Email, role: Type.Union(ROLES.map((r) => Type.Literal(r))), name: Type.Optional(Name()),
 }, strict);

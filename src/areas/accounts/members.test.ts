@@ -139,14 +139,15 @@ describe('PUT /v1/organizations/current/members/{userId}', () => {
 });
 
 describe('DELETE /v1/organizations/current/members/{userId}', () => {
-  it("removes a member (204): their old token and API keys fail at once, and keys stay revoked", async () => {
+  it("removes a member (200 {user_id, removed}): their old token and API keys fail at once, and keys stay revoked", async () => {
     const a = await newTenant(t.app);
     const m = await memberOf(a, 'member');
     const key = await m.apiKey();
     expect((await me(m.auth)).statusCode).toBe(200); // warm the credential cache
     expect((await me(bearer(key))).statusCode).toBe(200);
     const res = await req('DELETE', `${MEMBERS}/${m.userId}`, a.auth);
-    expect(res.statusCode).toBe(204);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ success: true, data: { user_id: m.userId, removed: true } });
     errorOf(await me(m.auth), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await me(bearer(key)), 401, 'INVALID_API_KEY');
     errorOf(await req('POST', '/v1/auth/refresh', {}, { refresh_token: m.refreshToken }), 401, 'AUTH_TOKEN_INVALID');
@@ -164,7 +165,7 @@ describe('DELETE /v1/organizations/current/members/{userId}', () => {
     const a = await newTenant(t.app);
     errorOf(await req('DELETE', `${MEMBERS}/${a.userId}`, a.auth), 409, 'CONFLICT');
     const b = await memberOf(a, 'owner');
-    expect((await req('DELETE', `${MEMBERS}/${a.userId}`, b.auth)).statusCode).toBe(204);
+    expect((await req('DELETE', `${MEMBERS}/${a.userId}`, b.auth)).statusCode).toBe(200);
     errorOf(await req('DELETE', `${MEMBERS}/${b.userId}`, b.auth), 409, 'CONFLICT');
   });
 
@@ -175,9 +176,9 @@ describe('DELETE /v1/organizations/current/members/{userId}', () => {
     const admin = await memberOf(a, 'admin');
     errorOf(await req('DELETE', `${MEMBERS}/${m2.userId}`, m1.auth), 403, 'PERMISSION_DENIED');
     errorOf(await req('DELETE', `${MEMBERS}/${a.userId}`, admin.auth), 403, 'PERMISSION_DENIED');
-    expect((await req('DELETE', `${MEMBERS}/${m1.userId}`, m1.auth)).statusCode).toBe(204);
+    expect((await req('DELETE', `${MEMBERS}/${m1.userId}`, m1.auth)).statusCode).toBe(200);
     errorOf(await me(m1.auth), 401, 'AUTH_TOKEN_INVALID');
-    expect((await req('DELETE', `${MEMBERS}/${m2.userId}`, admin.auth)).statusCode).toBe(204);
+    expect((await req('DELETE', `${MEMBERS}/${m2.userId}`, admin.auth)).statusCode).toBe(200);
     errorOf(await req('DELETE', `${MEMBERS}/${m2.userId}`, admin.auth), 404, 'NOT_FOUND');
     errorOf(await req('DELETE', `${MEMBERS}/nope`, admin.auth), 400, 'INVALID_ID_FORMAT');
   });

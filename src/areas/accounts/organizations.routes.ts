@@ -39,6 +39,6 @@ export default async function organizationRoutes(app: FastifyInstance) {
   app.put('/v1/organizations/current/members/:userId', { config: { scope: 'settings:write', permission: 'org.manage_members', fixture: 'member' }, schema: { summary: "Change a member's role", params: S.UserIdParams, body: S.UpdateMemberBody, response: { 200: Envelope(S.MemberOut) } } },
     async (req) => ok(await orgs.updateMemberRole(req.ctx, (req.params as { userId: string }).userId, (req.body as { role: string }).role)));
 
-  app.delete('/v1/organizations/current/members/:userId', { config: { scope: 'settings:write', fixture: 'member' }, schema: { summary: 'Remove a member (or leave, with your own id)', params: S.UserIdParams, response: { 204: Type.Null({ description: 'No content' }) } } },
-    async (req, reply) => { await orgs.removeMember(req.ctx, (req.params as { userId: string }).userId); return reply.code(204).send(); });
+  app.delete('/v1/organizations/current/members/:userId', { config: { scope: 'settings:write', fixture: 'member' }, schema: { summary: 'Remove a member (or leave, with your own id)', params: S.UserIdParams, response: { 200: Envelope(S.MemberRemovedOut) } } },
+    async (req) => { const userId = (req.params as { userId: string }).userId; await orgs.removeMember(req.ctx, userId); return ok({ user_id: userId, removed: true as const }); });
 }

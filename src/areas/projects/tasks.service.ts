@@ -205,8 +205,10 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
   emit(ctx, 'task.updated', taskId, { ...data, fields: changed });
   if (changed.includes('assigned_to') && after.assigned_to) emit(ctx, 'task.assigned', taskId, { ...data, assigned_to: after.assigned_to, previous: before.assigned_to }, [after.assigned_to]);
   if (changed.includes('status')) {
-    emit(ctx, 'task.status_changed', taskId, { ...data, from: before.status_key, to: after.status_key });
-    if (status?.is_done && status.key !== 'cancelled' && !wasDone) emit(ctx, 'task.completed', taskId, { ...data, status_key: status.key });
+    // The task's priority and assignee travel along, so alert rules can ask for "a high-priority task completed".
+    const state = { priority: after.priority, assigned_to: after.assigned_to };
+    emit(ctx, 'task.status_changed', taskId, { ...data, from: before.status_key, to: after.status_key, ...state });
+    if (status?.is_done && status.key !== 'cancelled' && !wasDone) emit(ctx, 'task.completed', taskId, { ...data, status_key: status.key, ...state });
   }
   if (mentioned.length) emit(ctx, 'task.mentioned', taskId, data, mentioned);
   return after;

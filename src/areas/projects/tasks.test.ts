@@ -277,7 +277,8 @@ describe('events', () => {
     expect(mine().map((e) => e.type)).toEqual([
       'task.updated', 'task.status_changed', 'task.updated', 'task.status_changed', 'task.completed', 'task.updated', 'task.mentioned', 'task.deleted',
     ]);
-    expect(mine()[3].data).toMatchObject({ from: 'in_review', to: 'done' });
+    expect(mine()[3].data).toEqual({ task_id: id, project_id: p.id, title: 'E', from: 'in_review', to: 'done', priority: 'medium', assigned_to: m.userId });
+    expect(mine()[4].data).toEqual({ task_id: id, project_id: p.id, title: 'E', status_key: 'done', priority: 'medium', assigned_to: m.userId });
     expect(mine()[6].recipients).toEqual([a.userId]);
     const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND target_id = $2 ORDER BY id`, [a.orgId, id]);
     expect(audit.map((r) => r.action)).toEqual(['task.created', 'task.updated', 'task.updated', 'task.updated', 'task.deleted']);
