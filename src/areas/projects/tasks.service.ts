@@ -85,7 +85,7 @@ export async function createTask(ctx: ServiceContext, input: { projectId: string
     return { statusKey: proj.status_key!, mentioned: await newMentions(sql, p.orgId, null, values.description) };
   });
   const data = { task_id: id, project_id: input.projectId, title };
-  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority: input.priority ?? 'medium', assigned_to: input.assignee_id ?? null });
+  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority: input.priority ?? 'medium', assigned_to: input.assignee_id ?? null, due_date: iso(input.due_date) });
   if (input.assignee_id) emit(ctx, 'task.assigned', id, { ...data, assigned_to: input.assignee_id }, [input.assignee_id]);
   if (mentioned.length) emit(ctx, 'task.mentioned', id, data, mentioned);
   return id;
@@ -138,7 +138,7 @@ async function createSimpleTask(ctx: ServiceContext, input: { projectId: string 
   });
   if (statusKey === null) return null;
   const data = { task_id: id, project_id: input.projectId, title };
-  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority, assigned_to: null });
+  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority, assigned_to: null, due_date: task.dueDate });
   return id;
 }
 

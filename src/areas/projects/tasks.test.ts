@@ -55,7 +55,7 @@ describe('POST /v1/projects/{projectId}/tasks', () => {
       expect(aud).toEqual([{ action: 'task.created', target_type: 'task', credential_kind: 'user', details: { project_id: p.id, title: 'Plain' } }]);
     }
     const created = events.filter((e) => e.type === 'task.created' && [simple, general].includes(e.targetId!));
-    expect(created.map((e) => e.data)).toEqual([simple, general].map((id) => ({ task_id: id, project_id: p.id, title: 'Plain', status_key: 'todo', priority: 'low', assigned_to: id === general ? a.userId : null })));
+    expect(created.map((e) => e.data)).toEqual([simple, general].map((id) => ({ task_id: id, project_id: p.id, title: 'Plain', status_key: 'todo', priority: 'low', assigned_to: id === general ? a.userId : null, due_date: '2030-01-01T00:00:00.000Z' })));
 
     await req('PUT', `/v1/projects/${p.id}`, { is_active: false });
     const before = await sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE org_id = $1 AND project_id = $2`, [a.orgId, p.id]);

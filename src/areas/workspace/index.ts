@@ -8,7 +8,7 @@ import notificationRoutes from './notifications/notifications.routes.js';
 import alertRuleRoutes from './alert-rules/alert-rules.routes.js';
 import { createBuiltInNotifications, owesBuiltInNotifications } from './notifications/subscriber.js';
 import { enabledRuleTypes } from './alert-rules/enabled-rule-types.js';
-import { OVERDUE_SCAN_MS, scanOverdueTasks } from './notifications/overdue.js';
+import { checkOverdueAfter, OVERDUE_SCAN_MS, scanOverdueTasks } from './notifications/overdue.js';
 import { DELIVERY_JOB, EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './alert-rules/dispatch.js';
 import { deliveryHandler } from './alert-rules/delivery.js';
 import { workspaceAdapters } from './adapters.js';
@@ -49,5 +49,6 @@ export default async function workspaceArea(app: FastifyInstance) {
   platform.jobs.every('workspace.overdue-tasks', OVERDUE_SCAN_MS, async () => { await scanOverdueTasks(platform); });
   enabledRuleTypes(platform.db); // subscribes now, so the listener is live by the first event
   const unsubscribe = platform.events.subscribe((e) => (e.orgId ? handleWorkspaceEvent(platform, e) : undefined));
-  app.addHook('onClose', async () => { unsubscribe(); workspaceAdapters(platform).mailer.close(); });
+  const unsubscribeOverdue = platform.events.subscribe((e) => checkOverdueAfter(platform, e));
+  app.addHook('onClose', async () => { unsubscribe(); unsubscribeOverdue(); workspaceAdapters(platform).mailer.close(); });
 }
