@@ -25,6 +25,15 @@ export async function insertDocument(sql: Sql, orgId: string, d: NewDocument): P
   [orgId, d.id, d.kind, d.projectId, d.parentId, d.title, d.content, d.contentType, d.tags, d.metadata, d.language, d.createdBy]))!;
 }
 
+/**
+ * When a document of the organization was deleted (permanently), from the offline-sync tombstone the sync trigger
+ * (migration 0041) writes on delete; undefined when it never existed here (or its tombstone is gone).
+ */
+export async function deletedAt(sql: Sql, orgId: string, id: string): Promise<string | undefined> {
+  return (await sql.one<{ at: string }>(`SELECT changed_at AS at FROM sync_changes
+    WHERE org_id = $1 AND resource_type = 'documents' AND id = $2 AND deleted`, [orgId, id]))?.at;
+}
+
 export async function getDocument(sql: Sql, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<DocumentRow | undefined> {
   return sql.one<DocumentRow>(`SELECT ${COLS} FROM documents WHERE org_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]);
 }

@@ -101,7 +101,12 @@ async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string
 /** The file as a stream, for GET /v1/documents/{id}/file. */
 export async function openFile(ctx: ServiceContext, a: FileAccess): Promise<{ body: Readable; size: number; contentType: string; filename: string }> {
   const orgId = await resolveAccess(ctx, a);
-  const row = await ctx.platform.db.tenant(orgId, (sql) => repo.getDocument(sql, orgId, a.id));
+  const { row, deletedAt } = await ctx.platform.db.tenant(orgId, async (sql) => {
+    const row = await repo.getDocument(sql, orgId, a.id);
+    return { row, deletedAt: row ? undefined : await repo.deletedAt(sql, orgId, a.id) };
+  });
+  // A document deleted with its file (DELETE /v1/documents/{id} is permanent) is a deleted file too (spec 4.5, 7).
+  if (deletedAt) throw new AppError('NOT_FOUND', 'This document and its file were deleted', { code: 'FILE_DELETED', deleted_at: deletedAt });
   if (!row?.file_key) throw fileMissing(row);
   const blob = await documentsDeps(ctx.platform).blobs.get(row.file_key);
   if (!blob) throw new AppError('SERVICE_UNAVAILABLE', 'The file store does not have this file right now; retry later');

@@ -100,6 +100,20 @@ describe('document files', () => {
     await upload(a, id, PDF);
     expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth })).statusCode).toBe(200);
   });
+
+  it('deleting the document deletes its file: FILE_DELETED for bearer and signed links; other organizations see a plain 404', async () => {
+    const id = await newDoc(a);
+    await upload(a, id, PDF);
+    const { url } = (await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth })).json().data;
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}`, headers: a.auth })).statusCode).toBe(200);
+    const bearer = errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 404, 'NOT_FOUND');
+    expect(bearer.details).toMatchObject({ code: 'FILE_DELETED' });
+    expect(errorOf(await t.app.inject({ method: 'GET', url }), 404, 'NOT_FOUND').details).toMatchObject({ code: 'FILE_DELETED' });
+    const foreign = errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: b.auth }), 404, 'NOT_FOUND');
+    const random = errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${uuidv7()}/file`, headers: b.auth }), 404, 'NOT_FOUND');
+    expect(foreign).toEqual(random);
+    expect(foreign.details).toBeUndefined();
+  });
 });
 
 describe('safety gate', () => {
