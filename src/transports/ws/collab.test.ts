@@ -189,6 +189,24 @@ describe('collaboration', () => {
     d1.provider.destroy();
   });
 
+  it('an edit that would take the content over 10 MiB is not applied: the socket closes with 1009; smaller edits go on', async () => {
+    const MIB = 1024 * 1024;
+    const id = await newDoc(a, 'x'.repeat(6 * MIB));
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced && c1.text.length === 6 * MIB, 15_000);
+    c1.provider.shouldConnect = false; // no reconnect that would send the refused edit again
+    const closed = new Promise<number>((r) => c1.provider.ws!.addEventListener('close', (ev) => r((ev as unknown as { code: number }).code)));
+    c1.text.insert(0, 'y'.repeat(5 * MIB));
+    expect(await closed).toBe(1009);
+    c1.provider.destroy();
+    const c2 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c2.provider.synced && c2.text.length > 0, 15_000);
+    expect(c2.text.length).toBe(6 * MIB); // the server's copy never had the refused edit
+    c2.text.insert(0, 'ok');
+    await until(async () => ((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string).startsWith('okx'), 15_000);
+    c2.provider.destroy();
+  }, 60_000);
+
   it('deleting the document closes its sockets', async () => {
     const id = await newDoc(a, 'gone soon');
     const c1 = connect(base, id, { ticket: await ticket(a) });

@@ -6,6 +6,7 @@ import * as decoding from 'lib0/decoding';
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import * as collab from '../../areas/documents/collab.service.js';
+import { MAX_CONTENT_BYTES } from '../../areas/documents/documents.schemas.js';
 
 // y-websocket message types (y-websocket/src/y-websocket.js).
 const MESSAGE_SYNC = 0;
@@ -111,6 +112,12 @@ export class Room {
         const sub = decoding.readVarUint(dec);
         if (sub === syncProtocol.messageYjsSyncStep1) syncProtocol.readSyncStep1(dec, enc, this.doc);
       } else {
+        if (!this.fitsContentLimit(msg)) {
+          // Spec 8 "document save content 10 MB", as on REST: the edit is not applied, and the socket closes (1009,
+          // "message too big") so the client learns why; its local copy keeps the edit, the server's does not.
+          ws.close(1009, `content over ${MAX_CONTENT_BYTES} bytes`);
+          return;
+        }
         syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
       }
       if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
@@ -121,6 +128,26 @@ export class Room {
       encoding.writeVarUint8Array(enc, awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
       send(ws, encoding.toUint8Array(enc));
     }
+  }
+
+  /**
+   * Whether the document's text stays within MAX_CONTENT_BYTES of UTF-8 once this sync message is applied. An update
+   * adds at most its own size in bytes, so far from the limit nothing is measured; near it, the message is tried on
+   * a copy of the document (deletions shrink the text, so only the result tells).
+   */
+  private fitsContentLimit(msg: Uint8Array): boolean {
+    const text = this.doc.getText(collab.CONTENT_TEXT);
+    if (text.length * 3 + msg.length <= MAX_CONTENT_BYTES) return true;
+    const current = text.toString();
+    if (Buffer.byteLength(current, 'utf8') + msg.length <= MAX_CONTENT_BYTES) return true;
+    const copy = new Y.Doc();
+    Y.applyUpdate(copy, Y.encodeStateAsUpdate(this.doc));
+    const dec = decoding.createDecoder(msg);
+    decoding.readVarUint(dec); // the message type (sync)
+    syncProtocol.readSyncMessage(dec, encoding.createEncoder(), copy, null);
+    const fits = Buffer.byteLength(copy.getText(collab.CONTENT_TEXT).toString(), 'utf8') <= MAX_CONTENT_BYTES;
+    copy.destroy();
+    return fits;
   }
 
   private leave(ws: WebSocket): void {
