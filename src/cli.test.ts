@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from './cli.js';
@@ -221,6 +223,34 @@ describe('platform CLI: the bin', () => {
     expect(r.stdout).toContain('Usage: platform <command>');
     expect(r.stdout).toContain('api-key create');
     expect(r.status).toBe(0);
+  }, 180_000);
+
+  it('serve --json prints the first start\'s root API key as one JSON line (a well-formed svc_live_ key)', async () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-serve-json-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+    delete env.ROOT_API_KEY;
+    delete env.DATABASE_URL;
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'platform.mjs'), 'serve', '--json'], { cwd: root, env });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d) => {
+          out += d;
+          const found = out.split('\n').find((l) => l.includes('"root_api_key"'));
+          if (found) resolve(found);
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited (${code}) before printing the key: ${out}`)));
+      });
+      const printed = JSON.parse(line) as { root_api_key: string; shown_once: boolean };
+      expect(printed.shown_once).toBe(true);
+      expect(printed.root_api_key).toMatch(API_KEY_RE);
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('serve refuses a bad setting with one line naming it and exit code 1, before touching the database', () => {

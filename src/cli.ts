@@ -257,7 +257,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   return code;
 }
 
-const SERVE_USAGE = 'Usage: platform serve\n\nStarts the API server (what `npm start` runs). Configuration comes from the environment: PORT, DATA_DIR,\nDATABASE_URL and the other variables of the README.\n';
+const SERVE_USAGE = 'Usage: platform serve [--json]\n\nStarts the API server (what `npm start` runs). Configuration comes from the environment: PORT, DATA_DIR,\nDATABASE_URL and the other variables of the README. Log lines are JSON; with --json the root API key of a first\nstart is printed as one JSON line too ({"root_api_key": ..., "shown_once": true}).\n';
 const MIGRATE_USAGE = 'Usage: platform migrate [--json]\n\nApplies pending migrations to DATABASE_URL or the embedded database under DATA_DIR.\n';
 
 /** The flags of a command without options of its own (`--json`, `--help`); a usage error gives exit code 2. */
@@ -275,7 +275,7 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
     const values = flagsOf(argv.slice(1), SERVE_USAGE, io);
     if (typeof values === 'number') return values;
     if (values.help) { io.stdout(SERVE_USAGE); return 0; }
-    const { serve } = await import('./server.js'); await serve(); return 0;
+    const { serve } = await import('./server.js'); await serve({ json: values.json === true }); return 0;
   }
   if (command === 'migrate') {
     const values = flagsOf(argv.slice(1), MIGRATE_USAGE, io);

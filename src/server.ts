@@ -5,7 +5,8 @@ import { ensureRoot } from './areas/accounts/root.service.js';
 import pino from 'pino';
 
 /** Starts the server: database, migrations, root bootstrap, HTTP; SIGTERM/SIGINT drain and close cleanly. */
-export async function serve(): Promise<void> {
+/** `json`: the first start's root key is printed as one JSON line (`platform serve --json`), for scripts. */
+export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -45,7 +46,9 @@ export async function serve(): Promise<void> {
     const root = await ensureRoot(running.platform);
     if (root.generatedKey) {
       // Printed once, on the first start only; it is stored hashed and cannot be shown again.
-      process.stdout.write(`\n  Root API key (shown once; store it now):\n\n    ${root.generatedKey}\n\n  Try: curl -H "Authorization: Bearer ${root.generatedKey}" http://localhost:${config.port}/v1/me\n\n`);
+      process.stdout.write(opts.json
+        ? `${JSON.stringify({ root_api_key: root.generatedKey, shown_once: true })}\n`
+        : `\n  Root API key (shown once; store it now):\n\n    ${root.generatedKey}\n\n  Try: curl -H "Authorization: Bearer ${root.generatedKey}" http://localhost:${config.port}/v1/me\n\n`);
     }
     const app = await buildApp(running.platform, { loggerInstance: log as never });
     process.once('SIGTERM', () => void shutdown('SIGTERM', app));
