@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../src/core/config.js';
 import { startPlatform } from '../src/core/platform.js';
 import { buildApp, type App } from '../src/app.js';
 import type { Platform } from '../src/core/context.js';
+import { totpAt } from '../src/core/auth/totp.js';
 
 export interface TestApp { app: App; platform: Platform; rootKey: string; close(): Promise<void> }
 
@@ -69,4 +70,14 @@ export function errorOf(res: LightMyRequestResponse, status: number, code: strin
 export async function awayFromWindowEnd(windowMs = 60_000, needMs = 15_000): Promise<void> {
   const msLeft = windowMs - (Date.now() % windowMs);
   if (msLeft < needMs) await new Promise((r) => setTimeout(r, msLeft + 50));
+}
+
+/** Enrolls and activates TOTP for the tenant's user (with the current step's code); returns the secret. */
+export async function enrollTotp(app: App, who: { auth: Record<string, string> }): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/v1/auth/mfa/totp/enroll', headers: who.auth, payload: {} });
+  if (res.statusCode !== 200) throw new Error(`enroll failed: ${res.statusCode} ${res.body}`);
+  const { secret } = res.json().data as { secret: string };
+  const act = await app.inject({ method: 'POST', url: '/v1/auth/mfa/totp/activate', headers: who.auth, payload: { code: totpAt(secret, Date.now()) } });
+  if (act.statusCode !== 200) throw new Error(`activate failed: ${act.statusCode} ${act.body}`);
+  return secret;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant, awayFromWindowEnd, enrollTotp } from '../../../test/helpers.js';
 import { totpAt, totpStepAt } from '../../core/auth/totp.js';
 import { accountsRepo } from './accounts.repo.js';
 import { checkNeeds, STEP_UP_WINDOW_MS } from '../../core/http/guard.js';
@@ -22,13 +22,7 @@ const wrongCode = (secret: string) => {
   for (let i = 0; ; i++) { const c = String(i).padStart(6, '0'); if (!valid.has(c)) return c; }
 };
 
-async function enrolled(a: Tenant): Promise<string> {
-  const res = await post('/v1/auth/mfa/totp/enroll', {}, a.auth);
-  expect(res.statusCode).toBe(200);
-  const { secret } = res.json().data;
-  expect((await post('/v1/auth/mfa/totp/activate', { code: codeNow(secret) }, a.auth)).statusCode).toBe(200);
-  return secret;
-}
+const enrolled = (a: Tenant) => enrollTotp(t.app, a);
 
 describe('TOTP enrollment', () => {
   it('enroll returns an RFC 6238 secret and otpauth URL; activate needs a correct code', async () => {

@@ -3,6 +3,7 @@ import ExcelJS from 'exceljs';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { evaluate, sheetRows } from './sheet-model.js';
+import { ROLE_PERMISSIONS } from '../../core/auth/permissions.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -149,6 +150,62 @@ describe('sheets and decks', () => {
     await t.platform.db.sys.exec(`UPDATE users SET token_version = token_version + 1 WHERE id = $1`, [c.userId]);
     t.platform.credentials.invalidate();
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${c.token}&format=xlsx` }), 401, 'AUTH_TOKEN_INVALID');
+  });
+
+  it('export with an expired session JWT is 401 AUTH_TOKEN_EXPIRED; a fresh token of the same session exports', async () => {
+    const id = (await create(a, 'sheets', { name: 'Expired export' })).json().data.document.id;
+    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
+    const access = (ttl: number) => t.platform.signer.sign({ org: claims.org, sid: claims.sid, ver: claims.ver, typ: 'access' }, a.userId, ttl);
+    const go = (token: string) => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${token}&format=csv&sheet_id=0` });
+    errorOf(await go(await access(-60)), 401, 'AUTH_TOKEN_EXPIRED');
+    // The expiry is checked before the query: even a bad format reports the expired token.
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${await access(-60)}&format=pdf` }), 401, 'AUTH_TOKEN_EXPIRED');
+    expect((await go(await access(60))).statusCode).toBe(200);
+  });
+
+  it('export without the document.view permission is 403 PERMISSION_DENIED', async () => {
+    // Every built-in role holds document.view (permissions.ts), so a role is stripped of it for this test only.
+    const v = await newTenant(t.app);
+    const vProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: v.auth, payload: { name: 'Viewer home' } })).json().data.id;
+    const id = (await create(v, 'sheets', { name: 'Viewer sheet' }, vProject)).json().data.document.id;
+    await t.platform.db.sys.exec(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, [v.userId]);
+    t.platform.credentials.invalidate();
+    const go = () => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${v.token}&format=csv&sheet_id=0` });
+    expect((await go()).statusCode).toBe(200); // a viewer may export while the role holds document.view
+    const viewer = ROLE_PERMISSIONS.viewer as Set<string>;
+    expect(viewer.delete('document.view')).toBe(true);
+    try {
+      t.platform.credentials.invalidate();
+      const e = errorOf(await go(), 403, 'PERMISSION_DENIED');
+      expect(e.details).toMatchObject({ permission: 'document.view' });
+      // Checked before the query values too.
+      errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${v.token}&format=pdf` }), 403, 'PERMISSION_DENIED');
+    } finally {
+      viewer.add('document.view');
+      t.platform.credentials.invalidate();
+    }
+    expect((await go()).statusCode).toBe(200);
+  });
+
+  it('export in an organization with the documents feature off is 403 PERMISSION_DENIED (not FEATURE_DISABLED)', async () => {
+    const c = await newTenant(t.app);
+    const cProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'Feature home' } })).json().data.id;
+    const id = (await create(c, 'sheets', { name: 'Feature sheet' }, cProject)).json().data.document.id;
+    const go = () => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${c.token}&format=xlsx` });
+    expect((await go()).statusCode).toBe(200);
+    const root = { authorization: `Bearer ${t.rootKey}` };
+    const features = ((await t.app.inject({ method: 'GET', url: '/v1/me', headers: c.auth })).json().data.organization.features as string[]);
+    expect(features).toContain('documents');
+    const off = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${c.orgId}/entitlements`, headers: root, payload: { features: features.filter((f) => f !== 'documents') } });
+    expect(off.statusCode).toBe(200);
+    expect(off.json().data.features).not.toContain('documents');
+    const e = errorOf(await go(), 403, 'PERMISSION_DENIED');
+    expect(e.details).toMatchObject({ feature: 'documents' });
+    // The token is still good elsewhere: only the export is refused.
+    expect((await t.app.inject({ method: 'GET', url: '/v1/me', headers: c.auth })).statusCode).toBe(200);
+    const on = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${c.orgId}/entitlements`, headers: root, payload: { features } });
+    expect(on.statusCode).toBe(200);
+    expect((await go()).statusCode).toBe(200);
   });
 });
 

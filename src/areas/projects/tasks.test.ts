@@ -154,6 +154,59 @@ describe('PUT /v1/tasks/{taskId}', () => {
     expect(page.data).toHaveLength(3);
   });
 
+  it('activity records spec_id, parent_task_id and depends_on changes (set, change, clear) with field, old/new values, actor and time', async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    const s1 = (await req('POST', `/v1/projects/${p.id}/specs`, { title: 'S1' })).json().data.spec_id as string;
+    const s2 = (await req('POST', `/v1/projects/${p.id}/specs`, { title: 'S2' })).json().data.spec_id as string;
+    const p1 = await createTask(t.app, a, p.id, { title: 'parent 1' });
+    const p2 = await createTask(t.app, a, p.id, { title: 'parent 2' });
+    const x = await createTask(t.app, a, p.id, { title: 'dep x' });
+    const y = await createTask(t.app, a, p.id, { title: 'dep y' });
+    const id = await createTask(t.app, a, p.id, { title: 'T' });
+    // y was made after x, so [y, x] is not the sorted order: the feed must record the sorted list, not the body's order.
+    const sorted = [x, y].sort();
+    expect([y, x]).not.toEqual(sorted);
+    const start = Date.now();
+    const steps: Array<[Who, Record<string, unknown>]> = [
+      [a, { spec_id: s1 }], [a, { spec_id: s2 }], [m, { spec_id: null }],
+      [a, { parent_task_id: p1 }], [m, { parent_task_id: p2 }], [a, { parent_task_id: null }],
+      [a, { depends_on: [y, x] }],
+      [a, { depends_on: [x, y] }], // the same set in another order: no change, no entry
+      [m, { depends_on: [y] }], [a, { depends_on: [] }],
+    ];
+    for (const [who, body] of steps) expect((await req('PUT', `/v1/tasks/${id}`, body, who)).statusCode).toBe(200);
+    const end = Date.now();
+    expect(await task(id)).toMatchObject({ spec_id: null, parent_task_id: null, depends_on: [] });
+
+    const act = (await req('GET', `/v1/tasks/${id}/activity`)).json();
+    expect(act.pagination).toMatchObject({ total: 10, has_more: false });
+    const rows = act.data as Array<{ task_id: string; action: string; field: string | null; old_value: unknown; new_value: unknown; actor_user_id: string | null; actor_kind: string; created_at: string }>;
+    expect(rows[rows.length - 1]).toMatchObject({ action: 'created', field: null });
+    const updates = rows.filter((r) => r.action === 'updated').reverse(); // oldest first
+    expect(updates.map((r) => ({ field: r.field, old_value: r.old_value, new_value: r.new_value, actor_user_id: r.actor_user_id }))).toEqual([
+      { field: 'spec_id', old_value: null, new_value: s1, actor_user_id: a.userId },
+      { field: 'spec_id', old_value: s1, new_value: s2, actor_user_id: a.userId },
+      { field: 'spec_id', old_value: s2, new_value: null, actor_user_id: m.userId },
+      { field: 'parent_task_id', old_value: null, new_value: p1, actor_user_id: a.userId },
+      { field: 'parent_task_id', old_value: p1, new_value: p2, actor_user_id: m.userId },
+      { field: 'parent_task_id', old_value: p2, new_value: null, actor_user_id: a.userId },
+      { field: 'depends_on', old_value: [], new_value: sorted, actor_user_id: a.userId },
+      { field: 'depends_on', old_value: sorted, new_value: [y], actor_user_id: m.userId },
+      { field: 'depends_on', old_value: [y], new_value: [], actor_user_id: a.userId },
+    ]);
+    for (const r of updates) {
+      expect(r).toMatchObject({ task_id: id, actor_kind: 'user' });
+      expect(r.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
+      const at = Date.parse(r.created_at);
+      expect(at).toBeGreaterThanOrEqual(start - 2000);
+      expect(at).toBeLessThanOrEqual(end + 2000);
+    }
+    // Times never go backwards along the feed.
+    const times = updates.map((r) => Date.parse(r.created_at));
+    expect(times).toEqual([...times].sort((u, v) => u - v));
+  });
+
   it('undefined status key and empty body are VALIDATION_ERROR', async () => {
     const p = await createProject(t.app, a);
     const id = await createTask(t.app, a, p.id);

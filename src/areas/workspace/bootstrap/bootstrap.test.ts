@@ -55,6 +55,36 @@ describe('GET /v1/bootstrap', () => {
     expect(seen.size).toBe(6);
   });
 
+  it('a change of the user slice (name, e-mail) changes the ETag; the old ETag then gets 200 with the new data, not 304', async () => {
+    // No route changes a user's name or e-mail (GET /v1/settings/profile is read-only), so the row is changed directly.
+    const a = await newTenant(t.app);
+    const first = await get(a.auth);
+    const etag0 = first.headers.etag as string;
+    expect(first.json().data.user).toEqual({ id: a.userId, email: a.email, name: 'Test User' });
+    expect((await get({ ...a.auth, 'if-none-match': etag0 })).statusCode).toBe(304);
+
+    await t.platform.db.sys.exec(`UPDATE users SET name = $2 WHERE id = $1`, [a.userId, 'Renamed User']);
+    const renamed = await get(a.auth);
+    const etag1 = renamed.headers.etag as string;
+    expect(etag1).toMatch(/^W\/"[A-Za-z0-9_-]+"$/);
+    expect(etag1).not.toBe(etag0);
+    expect(renamed.json().data.user).toEqual({ id: a.userId, email: a.email, name: 'Renamed User' });
+    const stale = await get({ ...a.auth, 'if-none-match': etag0 });
+    expect(stale.statusCode).toBe(200);
+    expect(stale.headers.etag).toBe(etag1);
+    expect(stale.json().data.user.name).toBe('Renamed User');
+    expect((await get({ ...a.auth, 'if-none-match': etag1 })).statusCode).toBe(304);
+
+    const email = `renamed-${a.userId}@example.test`;
+    await t.platform.db.sys.exec(`UPDATE users SET email = $2 WHERE id = $1`, [a.userId, email]);
+    const moved = await get(a.auth);
+    const etag2 = moved.headers.etag as string;
+    expect(new Set([etag0, etag1, etag2]).size).toBe(3);
+    expect(moved.json().data.user).toEqual({ id: a.userId, email, name: 'Renamed User' });
+    for (const old of [etag0, etag1]) expect((await get({ ...a.auth, 'if-none-match': old })).statusCode).toBe(200);
+    expect((await get({ ...a.auth, 'if-none-match': etag2 })).statusCode).toBe(304);
+  });
+
   it('the settings slice equals what the settings routes answer', async () => {
     const a = await newTenant(t.app);
     await t.app.inject({ method: 'PUT', url: '/v1/settings/personalization', headers: a.auth, payload: { themeMode: 'light', language: 'fr', notifications: { weeklyDigest: true }, stayLoggedInHours: 8 } });
