@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
+import { appWithCapturedLogs, buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../src/core/errors.js';
 import { installErrorHandler, toAppError } from '../src/core/http/error-handler.js';
 import { installValidators } from '../src/core/http/validation.js';
@@ -245,6 +245,66 @@ describe('on the app', () => {
       const row = await t.platform.db.sys.one<{ request_id: string }>(`SELECT request_id FROM audit_log WHERE org_id = $1 AND action = 'api_key.created'`, [a.orgId]);
       expect(row?.request_id).toBe(`audit-${a.orgId}`);
     });
+  });
+
+  describe('audit rows', () => {
+    const createKey = (tn: Tenant, extra: { remoteAddress?: string; headers?: Record<string, string> } = {}) => t.app.inject({
+      method: 'POST', url: '/v1/api-keys', headers: { ...tn.auth, ...(extra.headers ?? {}) }, ...(extra.remoteAddress ? { remoteAddress: extra.remoteAddress } : {}),
+      payload: { name: 'audited', scopes: ['projects:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    const rowsOf = (orgId: string) => t.platform.db.sys.query<{ ip: string | null; created_at: Date; request_id: string | null }>(
+      `SELECT ip, created_at, request_id FROM audit_log WHERE org_id = $1 AND action = 'api_key.created' ORDER BY id`, [orgId]);
+
+    it('record the client address (ip) and a created_at close to now, besides the request id', async () => {
+      const tn = await newTenant(t.app, { name: 'audit-ip' });
+      const before = Date.now();
+      const res = await createKey(tn, { remoteAddress: '203.0.113.77', headers: { 'x-request-id': `audit-ip-${tn.orgId}` } });
+      const after = Date.now();
+      expect(res.statusCode, res.body).toBe(201);
+      const rows = await rowsOf(tn.orgId);
+      expect(rows).toHaveLength(1);
+      expect(rows[0].ip).toBe('203.0.113.77');
+      expect(rows[0].request_id).toBe(`audit-ip-${tn.orgId}`);
+      const at = new Date(rows[0].created_at).getTime();
+      // Same host for the database and the test: a second of slack each way covers rounding, not a stale or default value.
+      expect(at).toBeGreaterThanOrEqual(before - 1000);
+      expect(at).toBeLessThanOrEqual(after + 1000);
+    });
+
+    it('the address is the connection\'s (127.0.0.1 with inject by default); X-Forwarded-For is not trusted without TRUST_PROXY', async () => {
+      const tn = await newTenant(t.app, { name: 'audit-ip-default' });
+      expect((await createKey(tn)).statusCode).toBe(201);
+      expect((await createKey(tn, { headers: { 'x-forwarded-for': '198.51.100.23' } })).statusCode).toBe(201);
+      const rows = await rowsOf(tn.orgId);
+      expect(rows.map((r) => r.ip)).toEqual(process.env.TRUST_PROXY === 'true' ? ['127.0.0.1', '198.51.100.23'] : ['127.0.0.1', '127.0.0.1']);
+    });
+  });
+});
+
+describe('logs of a 5xx', () => {
+  let t: TestApp;
+  beforeAll(async () => { t = await buildTestApp(); });
+  afterAll(async () => { await t.close(); });
+
+  it('the "request failed" error line carries the request id (given or generated) and the error; the response names the same id', async () => {
+    const { app, lines } = await appWithCapturedLogs(t);
+    app.get('/v1/zz-test-boom', { config: { auth: 'public' } }, async () => { throw new Error('boom inside the handler'); });
+    try {
+      await app.ready();
+      const given = await app.inject({ url: '/v1/zz-test-boom', headers: { 'x-request-id': 'log-500-given-0001' } });
+      const generated = await app.inject({ url: '/v1/zz-test-boom' });
+      for (const [res, id] of [[given, 'log-500-given-0001'], [generated, String(generated.headers['x-request-id'])]] as const) {
+        expect(errorOf(res, 500, 'INTERNAL_ERROR').details?.requestId).toBe(id);
+        expect(res.headers['x-request-id']).toBe(id);
+        const failed = lines.filter((l) => l.msg === 'request failed' && l.reqId === id);
+        expect(failed, JSON.stringify(lines)).toHaveLength(1);
+        expect(failed[0].level).toBe(50); // pino's "error"
+        expect((failed[0].err as { message?: string } | undefined)?.message).toBe('boom inside the handler');
+      }
+      expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+      // Every "request failed" line names its request: none without an id.
+      expect(lines.filter((l) => l.msg === 'request failed' && !l.reqId)).toEqual([]);
+    } finally { await app.close(); }
   });
 });
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import net, { type AddressInfo } from 'node:net';
-import { buildTestApp, newTenant, bearer, errorOf, awayFromWindowEnd, type TestApp, type Tenant } from './helpers.js';
+import { appWithCapturedLogs, buildTestApp, newTenant, bearer, errorOf, awayFromWindowEnd, type TestApp, type Tenant } from './helpers.js';
 import { installGuard } from '../src/core/http/guard.js';
 import { installErrorHandler } from '../src/core/http/error-handler.js';
 import { AppError } from '../src/core/errors.js';
@@ -310,11 +310,7 @@ describe('graceful shutdown', () => {
 
 describe('request logging', () => {
   it('one line per request, carrying its request id; no second pair from Fastify', async () => {
-    const { buildApp } = await import('../src/app.js');
-    const pino = (await import('pino')).default;
-    const lines: Array<Record<string, unknown>> = [];
-    const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s)); } });
-    const app = await buildApp({ ...setup.platform, config: { ...setup.platform.config, jobPollMs: 0 } }, { loggerInstance: logger });
+    const { app, lines } = await appWithCapturedLogs(setup);
     try {
       await app.ready();
       const res = await app.inject({ url: '/v1/health', headers: { 'x-request-id': 'log-test-0001' } });

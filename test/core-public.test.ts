@@ -1,5 +1,8 @@
-/** Spec 4.1 public endpoints outside the REST areas: container JWKS, CSP reports. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+/** Spec 4.1 public endpoints outside the REST areas: container JWKS, CSP reports, pricing. */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from './helpers.js';
 
 let t: TestApp;
@@ -54,5 +57,78 @@ describe('POST /v1/security/csp-report (spec 4.1)', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       expect(res.headers['x-ratelimit-limit']).toBe('100');
     } finally { await app.close(); }
+  });
+});
+
+describe('GET /v1/pricing (spec 4.1)', () => {
+  const TIERS = ['academic_free', 'pro', 'team', 'business', 'enterprise'];
+  const NAMES = ['Academic', 'Pro', 'Team', 'Business', 'Enterprise'];
+  const nullableInt = (v: unknown) => v === null || Number.isInteger(v);
+
+  it('public (no credential read, even a bad one), 200, Cache-Control public, max-age=300', async () => {
+    for (const headers of [{}, { authorization: 'Bearer garbage-token' }, a.auth]) {
+      const res = await t.app.inject({ url: '/v1/pricing', headers });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    }
+  });
+
+  it('data: currency and the tiers of src/core/pricing.ts, each {tier, name, price_cents_monthly, currency, limits, features}', async () => {
+    const body = (await t.app.inject({ url: '/v1/pricing' })).json();
+    expect(body.success).toBe(true);
+    expect(Object.keys(body.data).sort()).toEqual(['currency', 'tiers']);
+    expect(body.data.currency).toBe('usd');
+    const tiers = body.data.tiers as Array<Record<string, unknown> & { limits: Record<string, unknown>; features: unknown[] }>;
+    expect(tiers.map((x) => x.tier)).toEqual(TIERS);
+    expect(tiers.map((x) => x.name)).toEqual(NAMES);
+    for (const tier of tiers) {
+      expect(Object.keys(tier).sort(), String(tier.tier)).toEqual(['currency', 'features', 'limits', 'name', 'price_cents_monthly', 'tier']);
+      expect(tier.currency).toBe('usd');
+      expect(nullableInt(tier.price_cents_monthly), String(tier.tier)).toBe(true);
+      expect(Object.keys(tier.limits).sort()).toEqual(['credits_monthly', 'max_members', 'max_projects']);
+      for (const v of Object.values(tier.limits)) expect(nullableInt(v), `${tier.tier}: ${JSON.stringify(tier.limits)}`).toBe(true);
+      expect(Array.isArray(tier.features)).toBe(true);
+      expect(tier.features.length).toBeGreaterThan(0);
+      for (const f of tier.features) expect(typeof f).toBe('string');
+    }
+    const byTier = Object.fromEntries(tiers.map((x) => [x.tier, x]));
+    expect(byTier.pro.limits.max_projects).toBe(500);
+    expect(byTier.pro.price_cents_monthly).toBe(2900);
+    expect(byTier.academic_free.price_cents_monthly).toBe(0);
+    expect(byTier.enterprise).toMatchObject({ price_cents_monthly: null, limits: { max_projects: null, max_members: null, credits_monthly: null } });
+  });
+
+  it('PRICING_FILE (a JSON array of tiers) replaces the defaults', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pricing-'));
+    const file = path.join(dir, 'pricing.json');
+    const custom = [
+      { tier: 'pro', name: 'Pro (file)', price_cents_monthly: 1234, currency: 'usd', limits: { max_projects: 7, max_members: 3, credits_monthly: 42 }, features: ['documents'] },
+      { tier: 'enterprise', name: 'Enterprise (file)', price_cents_monthly: null, currency: 'usd', limits: { max_projects: null, max_members: null, credits_monthly: null }, features: ['documents', 'mcp'] },
+    ];
+    writeFileSync(file, JSON.stringify(custom));
+    const previous = process.env.PRICING_FILE;
+    process.env.PRICING_FILE = file;
+    // pricing.ts reads the file once and caches the tiers in module state: fresh modules read it anew.
+    vi.resetModules();
+    try {
+      const pricing = await import('../src/core/pricing.js');
+      expect(pricing.planTiers()).toEqual(custom);
+      expect(pricing.tierLimits('pro')).toEqual({ max_projects: 7, max_members: 3, credits_monthly: 42 });
+      const { buildApp } = await import('../src/app.js');
+      const app = await buildApp({ ...t.platform, config: { ...t.platform.config, jobPollMs: 0 } }, { logger: false });
+      try {
+        await app.ready();
+        const res = await app.inject({ url: '/v1/pricing' });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json().data).toEqual({ currency: 'usd', tiers: custom });
+      } finally { await app.close(); }
+    } finally {
+      if (previous === undefined) delete process.env.PRICING_FILE; else process.env.PRICING_FILE = previous;
+      vi.resetModules();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The app built before is untouched: its module read no file.
+    expect((await t.app.inject({ url: '/v1/pricing' })).json().data.tiers.map((x: { tier: string }) => x.tier)).toEqual(TIERS);
   });
 });

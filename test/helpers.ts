@@ -81,3 +81,15 @@ export async function enrollTotp(app: App, who: { auth: Record<string, string> }
   if (act.statusCode !== 200) throw new Error(`activate failed: ${act.statusCode} ${act.body}`);
   return secret;
 }
+
+/**
+ * A second app on a test app's platform whose log lines are captured as parsed JSON (jobs off: the first app runs
+ * them). Not ready yet, so a test can add routes first.
+ */
+export async function appWithCapturedLogs(t: TestApp): Promise<{ app: App; lines: Array<Record<string, unknown>> }> {
+  const pino = (await import('pino')).default;
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s)); } });
+  const app = await buildApp({ ...t.platform, config: { ...t.platform.config, jobPollMs: 0 } }, { loggerInstance: logger as never });
+  return { app, lines };
+}

@@ -1,6 +1,7 @@
 /**
  * Route-wide safety tests: every route in `app.routeList` gets these for free.
- *  (a) credentials: 401 codes without a credential and with bad, foreign-signed, unsigned, malformed, revoked and expired ones;
+ *  (a) credentials: 401 codes without a credential and with bad, foreign-signed, unsigned, malformed, revoked and expired ones
+ *      (a revoked API key, and the access token of a session ended with POST /v1/auth/logout);
  *  (b) path ids: a route with a `:param` names a fixture; another organization gets the same 404 as for a random id;
  *      a non-UUID id is 400 INVALID_ID_FORMAT;
  *  (c) strict bodies: unknown keys, platform-assigned fields, wrong types, invalid JSON, oversize and over-deep bodies
@@ -212,7 +213,7 @@ function queryFor(r: RegisteredRoute): string {
 interface SafetyTenant extends Tenant { sessionId: string; fullKey?: string }
 let A: SafetyTenant; // owns fixtures
 let B: SafetyTenant; // the other organization
-let creds: { otherKey: string; unsignedJwt: string; expiredJwt: string; revokedKey: string; expiredKey: string };
+let creds: { otherKey: string; unsignedJwt: string; expiredJwt: string; revokedKey: string; expiredKey: string; loggedOutJwt: string };
 let orgTables: string[] = [];
 let allTables: string[] = [];
 
@@ -288,7 +289,14 @@ beforeAll(async () => {
   const prefix = expiredKey.split('_')[2];
   await t.platform.db.sys.exec(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE prefix = $1`, [prefix]);
   t.platform.credentials.invalidate();
-  creds = { otherKey: foreignJwt, unsignedJwt: unsigned, expiredJwt, revokedKey, expiredKey };
+  // A second session of A's owner, signed out: its access token is still unexpired and correctly signed.
+  const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: A.email, password: A.password } });
+  expect(login.statusCode, login.body).toBe(200);
+  const loggedOutJwt = login.json().data.access_token as string;
+  expect(decodeJwt(loggedOutJwt).sid).not.toBe(A.sessionId);
+  expect((await t.app.inject({ url: '/v1/me', headers: bearer(loggedOutJwt) })).statusCode).toBe(200);
+  expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(loggedOutJwt) })).statusCode).toBe(204);
+  creds = { otherKey: foreignJwt, unsignedJwt: unsigned, expiredJwt, revokedKey, expiredKey, loggedOutJwt };
 
   const cols = await t.platform.db.sys.query<{ table_name: string; has_org: boolean }>(
     `SELECT c.relname AS table_name, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped) AS has_org
@@ -354,6 +362,7 @@ for (const r of routes) {
         it('expired JWT: 401 AUTH_TOKEN_EXPIRED', async () => { expectError(await call(r, url(), bearer(creds.expiredJwt)), 401, 'AUTH_TOKEN_EXPIRED'); });
         it('malformed API key: 401 INVALID_API_KEY', async () => { expectError(await call(r, url(), bearer('svc_live_x')), 401, 'INVALID_API_KEY'); });
         it('revoked API key: 401 INVALID_API_KEY', async () => { expectError(await call(r, url(), bearer(creds.revokedKey)), 401, 'INVALID_API_KEY'); });
+        it('JWT of a signed-out session: 401 AUTH_TOKEN_INVALID', async () => { expectError(await call(r, url(), bearer(creds.loggedOutJwt)), 401, 'AUTH_TOKEN_INVALID'); });
         it('expired API key: 401 AUTH_TOKEN_EXPIRED', async () => { expectError(await call(r, url(), bearer(creds.expiredKey)), 401, 'AUTH_TOKEN_EXPIRED'); });
       });
     }
@@ -440,10 +449,10 @@ for (const r of routes) {
           const err = expectError(await call(r, url(), await credentialFor(r, A), { ...base(), [key]: MARK }), 400, 'VALIDATION_ERROR');
           expect(err.message).toContain(key);
         });
-        for (const field of ['id', 'org_id', 'created_at']) {
+        for (const field of ['id', 'org_id', 'created_at', 'updated_at']) {
           if (field in props) continue;
           it(`platform-assigned "${field}": 400 VALIDATION_ERROR naming it`, async () => {
-            const value = field === 'created_at' ? new Date().toISOString() : field === 'org_id' ? B.orgId : randomUUID();
+            const value = field.endsWith('_at') ? new Date().toISOString() : field === 'org_id' ? B.orgId : randomUUID();
             const err = expectError(await call(r, url(), await credentialFor(r, A), { ...base(), [field]: value }), 400, 'VALIDATION_ERROR');
             expect(err.message).toContain(field);
           });

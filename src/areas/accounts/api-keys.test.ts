@@ -202,6 +202,46 @@ describe('API key credentials', () => {
     expect(scoped.headers.deprecation).toBeUndefined();
   });
 
+  it('Deprecation header: exactly "@1767225600" (RFC 9745: deprecated since 2026-01-01T00:00:00Z) for a legacy key, on successes and errors; none for scoped keys and session JWTs', async () => {
+    expect(new Date(1767225600 * 1000).toISOString()).toBe('2026-01-01T00:00:00.000Z');
+    const a = await newTenant(t.app);
+    const { id, key } = (await createKey(a.auth, { scopes: ['projects:read'] })).json().data;
+    await t.platform.db.sys.exec(`UPDATE api_keys SET scopes = NULL WHERE id = $1`, [id]);
+    t.platform.credentials.invalidate();
+    const legacy = bearer(key);
+    const ok = await me(legacy);
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().data.credential).toMatchObject({ legacy: true });
+    expect(ok.headers.deprecation).toBe('@1767225600');
+    const created = await req('POST', '/v1/projects', legacy, { name: 'Legacy project' });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers.deprecation).toBe('@1767225600');
+    // errors: a validation error, a missing resource, and a refusal by the route's needs (root only)
+    const invalid = await req('PUT', '/v1/organizations/current', legacy, {});
+    errorOf(invalid, 400, 'VALIDATION_ERROR');
+    expect(invalid.headers.deprecation).toBe('@1767225600');
+    const missing = await req('DELETE', '/v1/api-keys/00000000-0000-4000-8000-000000000000', legacy);
+    errorOf(missing, 404, 'NOT_FOUND');
+    expect(missing.headers.deprecation).toBe('@1767225600');
+    const refused = await req('GET', '/v1/admin/organizations', legacy);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers.deprecation).toBe('@1767225600');
+
+    const scoped = bearer(await a.apiKey(['projects:read']));
+    const scopedOk = await me(scoped);
+    expect(scopedOk.statusCode).toBe(200);
+    expect(scopedOk.headers).not.toHaveProperty('deprecation');
+    const scopedDenied = await req('POST', '/v1/projects', scoped, { name: 'Not allowed' });
+    expect(scopedDenied.statusCode).toBe(403);
+    expect(scopedDenied.headers).not.toHaveProperty('deprecation');
+    const sessionOk = await me(a.auth);
+    expect(sessionOk.statusCode).toBe(200);
+    expect(sessionOk.headers).not.toHaveProperty('deprecation');
+    const sessionErr = await req('PUT', '/v1/organizations/current', a.auth, {});
+    errorOf(sessionErr, 400, 'VALIDATION_ERROR');
+    expect(sessionErr.headers).not.toHaveProperty('deprecation');
+  });
+
   it('POST with scopes null creates a legacy key (design: null = legacy); a scoped key cannot create one', async () => {
     const a = await newTenant(t.app);
     const created = await createKey(a.auth, { scopes: null });
