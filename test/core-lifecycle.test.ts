@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,7 @@ const START_TIMEOUT_MS = 240_000;
 interface Server { child: ChildProcess; port: number; output(): string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }
 
 let dataDir: string;
+const extraDirs: string[] = [];
 const started: ChildProcess[] = [];
 const postgresPids = new Set<number>();
 
@@ -30,15 +32,15 @@ function freePort(): Promise<number> {
 }
 
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; } };
-const postmasterPid = () => {
-  const f = path.join(dataDir, 'pg', 'postmaster.pid');
+const postmasterPid = (dir = dataDir) => {
+  const f = path.join(dir, 'pg', 'postmaster.pid');
   return existsSync(f) ? Number(readFileSync(f, 'utf8').split('\n')[0]) : null;
 };
 
-async function start(): Promise<Server> {
+async function start(dir = dataDir): Promise<Server> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
-    ...process.env, NODE_ENV: 'development', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info',
+    ...process.env, NODE_ENV: 'development', DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info',
     EMBEDDED_PG_PORT: '0', JOB_POLL_MS: '1000',
   };
   for (const k of ['DATABASE_URL', 'ROOT_API_KEY', 'REDIS_URL', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID']) delete env[k];
@@ -57,7 +59,7 @@ async function start(): Promise<Server> {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) {
-        const pid = postmasterPid();
+        const pid = postmasterPid(dir);
         if (pid) postgresPids.add(pid);
         return server;
       }
@@ -73,10 +75,50 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
   return !alive(pid);
 }
 
-async function api(s: Server, method: string, url: string, body?: unknown) {
-  const res = await fetch(`http://127.0.0.1:${s.port}${url}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+async function api(s: Server, method: string, url: string, body?: unknown, bearer?: string) {
+  const headers: Record<string, string> = {};
+  if (body) headers['content-type'] = 'application/json';
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  const res = await fetch(`http://127.0.0.1:${s.port}${url}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
   return { status: res.status, body: await res.json() as { success: boolean; data?: Record<string, unknown>; error?: { code: string } } };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (cond()) return true; await sleep(50); }
+  return cond();
+}
+
+/** SIGTERM, then the process exits 0 and its embedded PostgreSQL is gone. */
+async function stop(s: Server, dir = dataDir): Promise<void> {
+  const pgPid = postmasterPid(dir);
+  s.child.kill('SIGTERM');
+  expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
+  if (pgPid) expect(await waitGone(pgPid, 10_000)).toBe(true);
+  expect(existsSync(path.join(dir, 'pg', 'postmaster.pid'))).toBe(false);
+}
+
+/** A pid that named a process a moment ago and names none now. */
+async function deadPid(): Promise<number> {
+  const c = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((r) => c.once('exit', r));
+  expect(alive(c.pid!)).toBe(false);
+  return c.pid!;
+}
+
+/** Rewrites the cluster's postmaster.pid as a crash would leave it, but naming `pid` (the rest of a real file kept). */
+function writeStalePidFile(dir: string, template: string, pid: number): void {
+  const file = path.join(dir, 'pg', 'postmaster.pid');
+  const lines = template.split('\n');
+  lines[0] = String(pid);
+  writeFileSync(file, lines.join('\n'), { mode: 0o600 });
+  const owner = statSync(path.join(dir, 'pg'));
+  chownSync(file, owner.uid, owner.gid); // as PostgreSQL (the postgres user when we run as root) would have left it
+}
+
+const ROOT_KEY_RE = /Root API key \(shown once; store it now\):\s+(\S+)/g;
 
 beforeAll(() => { dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-')); });
 afterAll(async () => {
@@ -84,6 +126,7 @@ afterAll(async () => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null && c.pid) { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } }
   for (const pid of postgresPids) if (alive(pid)) { try { process.kill(pid, 'SIGINT'); } catch { /* gone */ } await waitGone(pid, 10_000); }
   rmSync(dataDir, { recursive: true, force: true });
+  for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('server process', () => {
@@ -151,5 +194,145 @@ describe('server process', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(await waitGone(newPid!, 10_000)).toBe(true);
+  }, 2 * START_TIMEOUT_MS + 60_000);
+  it('stale postmaster.pid naming a process that no longer exists: the next start removes it and serves', async () => {
+    const first = await start();
+    const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
+    const real = readFileSync(pidFile, 'utf8');
+    await stop(first);
+
+    const dead = await deadPid();
+    writeStalePidFile(dataDir, real, dead);
+    expect(postmasterPid()).toBe(dead);
+
+    const second = await start();
+    const health = await api(second, 'GET', '/v1/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ success: true, data: { database: 'ok' } });
+    const pgPid = postmasterPid()!;
+    expect(pgPid).not.toBe(dead);
+    expect(alive(pgPid)).toBe(true);
+    expect((await api(second, 'POST', '/v1/auth/login', { email, password })).status).toBe(200);
+    await stop(second);
+  }, START_TIMEOUT_MS + 60_000);
+
+  it('stale postmaster.pid whose pid now names an unrelated live process: the next start serves and leaves that process alone', async () => {
+    const first = await start();
+    const real = readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8');
+    await stop(first);
+
+    // After a reboot the old postmaster pid may belong to anything: here a process that is not PostgreSQL, run as the
+    // cluster's owner so that PostgreSQL's own lock-file check (kill(pid, 0)) would see it alive and refuse to start.
+    const owner = statSync(path.join(dataDir, 'pg'));
+    const asOwner = process.getuid?.() === 0 ? { uid: owner.uid, gid: owner.gid } : {};
+    const decoy = spawn('sleep', ['120'], { stdio: 'ignore', ...asOwner });
+    started.push(decoy);
+    const decoyExit = new Promise((r) => decoy.once('exit', r));
+    try {
+      expect(alive(decoy.pid!)).toBe(true);
+      writeStalePidFile(dataDir, real, decoy.pid!);
+
+      const second = await start();
+      expect((await api(second, 'GET', '/v1/health')).status).toBe(200);
+      expect(postmasterPid()).not.toBe(decoy.pid);
+      expect(alive(decoy.pid!)).toBe(true);
+      expect(decoy.exitCode).toBeNull();
+      await stop(second);
+    } finally {
+      decoy.kill('SIGKILL');
+      await decoyExit;
+    }
+  }, START_TIMEOUT_MS + 60_000);
+
+  it('an access token issued before a restart is still accepted after it (the signing key is kept in the database)', async () => {
+    const s = await start();
+    const reg = await api(s, 'POST', '/v1/auth/register', { email: `restart-${randomBytes(4).toString('hex')}@example.test`, password, name: 'Restart', organization_name: 'Restart Org' });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    const token = (reg.body.data as { access_token: string }).access_token;
+    expect(token).toBeTruthy();
+    const before = await api(s, 'GET', '/v1/me', undefined, token);
+    expect(before.status, JSON.stringify(before.body)).toBe(200);
+    await stop(s);
+
+    const again = await start();
+    const after = await api(again, 'GET', '/v1/me', undefined, token);
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
+    expect((after.body.data as { user: { id: string } }).user.id).toBe((before.body.data as { user: { id: string } }).user.id);
+    // A token the server never issued is still refused after the restart (the check is not simply off).
+    const [h, p] = token.split('.');
+    const forged = await api(again, 'GET', '/v1/me', undefined, `${h}.${p}.${Buffer.alloc(64).toString('base64url')}`);
+    expect(forged.status).toBe(401);
+    await stop(again);
+  }, 2 * START_TIMEOUT_MS + 60_000);
+
+  it('drain: a request in progress when SIGTERM arrives completes normally, new connections are refused, then exit 0', async () => {
+    const s = await start();
+    const pgPid = postmasterPid()!;
+    const body = JSON.stringify({ email, password });
+    const split = Math.floor(body.length / 2);
+    // Headers and half the body now; the rest only after SIGTERM. agent:false: a connection of its own.
+    const req = http.request({
+      host: '127.0.0.1', port: s.port, method: 'POST', path: '/v1/auth/login', agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    });
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+    });
+    response.catch(() => { /* awaited below */ });
+    req.flushHeaders();
+    req.write(body.slice(0, split));
+    await sleep(500); // the server has the headers: the request is under way, waiting for its body
+
+    s.child.kill('SIGTERM');
+    expect(await until(() => s.output().includes('shutting down'), 10_000), s.output().slice(-3000)).toBe(true);
+    await sleep(300);
+    // Draining: still running, no longer accepting connections.
+    expect(s.child.exitCode).toBeNull();
+    const refused = await new Promise<string>((resolve) => {
+      const sock = net.connect(s.port, '127.0.0.1');
+      sock.once('connect', () => { sock.destroy(); resolve('connected'); });
+      sock.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+
+    req.end(body.slice(split));
+    const res = await response;
+    expect(res.status, res.text).toBe(200);
+    expect((JSON.parse(res.text) as { data: { access_token?: string } }).data.access_token).toBeTruthy();
+
+    expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(s.output()).toContain('stopped cleanly');
+    expect(await waitGone(pgPid, 10_000)).toBe(true);
+  }, START_TIMEOUT_MS + 60_000);
+});
+
+describe('first start without ROOT_API_KEY', () => {
+  it('prints a working root key once; a second start on the same DATA_DIR prints none', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-root-'));
+    extraDirs.push(dir);
+    const first = await start(dir);
+    const keys = [...first.output().matchAll(ROOT_KEY_RE)].map((m) => m[1]);
+    expect(keys, first.output().slice(-3000)).toHaveLength(1);
+    const key = keys[0];
+    expect(key).toMatch(/^svc_live_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{32,64}$/);
+    expect(first.output()).toContain(`curl -H "Authorization: Bearer ${key}" http://localhost:${first.port}/v1/me`);
+    const me = await api(first, 'GET', '/v1/me', undefined, key);
+    expect(me.status, JSON.stringify(me.body)).toBe(200);
+    expect(me.body.success).toBe(true);
+    expect((await api(first, 'GET', '/v1/me', undefined, `${key.slice(0, -4)}0000`)).status).toBe(401);
+    await stop(first, dir);
+
+    const second = await start(dir);
+    expect(second.output()).not.toContain('Root API key');
+    expect(second.output()).not.toContain(key);
+    expect((await api(second, 'GET', '/v1/me', undefined, key)).status).toBe(200);
+    await stop(second, dir);
   }, 2 * START_TIMEOUT_MS + 60_000);
 });
