@@ -254,15 +254,162 @@ describe('GET /v1/sync/{resourceType}', () => {
       }
     })();
     const state = new Map<string, Record<string, unknown>>();
-    let { since } = await pullAll(c, 'entities', state, undefined, 4);
+    // Every pull pass (one paging run: first page without cursor, then its next_cursor chain) as the ids it delivered.
+    const passes: Array<{ pages: number; seen: string[] }> = [];
+    const pass = async (since?: number) => { const r = await pullAll(c, 'entities', state, since, 4); passes.push(r); return r.since; };
+    let since = await pass();
     // Keep pulling until the writer has really interleaved a dozen writes (however fast this machine is).
-    for (let round = 0; (round < 5 || n < 12) && round < 500; round++) since = (await pullAll(c, 'entities', state, since, 4)).since;
+    for (let round = 0; (round < 5 || n < 12) && round < 500; round++) since = await pass(since);
     writing = false;
     await writer;
-    since = (await pullAll(c, 'entities', state, since, 4)).since;
+    since = await pass(since);
     const server = (await t.platform.db.sys.query<{ id: string; name: string; updated_at: string }>(`SELECT id, name, updated_at FROM entities WHERE org_id = $1`, [c.orgId]));
     expect(n).toBeGreaterThanOrEqual(12);
     expect([...state.keys()].sort()).toEqual(server.map((r) => r.id).sort());
     for (const r of server) expect(state.get(r.id)!.name).toBe(r.name);
+    // No change repeated across the pages of one pass, and this holds without exception, even for a record the
+    // writer rewrites (PUT, DELETE) between two pages of the pass: sync_changes keeps ONE row per record (primary key
+    // org, type, id) whose change_seq every write replaces with a new, higher number. A pass pins `bound` at its first
+    // page and serves disjoint keyset ranges (cursor, bound] in change_seq order, and every write after the barrier
+    // draws a number above `bound`. So a record delivered on page k that is written again moves out of this pass (it
+    // comes in the next one, which a later pass may legitimately deliver again), and can never show up on page k+j.
+    // Hence: within one pass every id (items and tombstones together) appears exactly once. Across passes repeats are
+    // expected and not checked. Here the check guards every page boundary of every pass under concurrent writes (the
+    // bulk pass alone has several pages). How many writes land inside a multi-page pass depends on timing (on a fast
+    // machine the bulk pass may end before the writer's first commit, and delta passes are mostly one page), so the
+    // rewrite-between-pages case is pinned deterministically by the next test.
+    expect(passes[0]!.pages).toBeGreaterThanOrEqual(3);
+    for (const p of passes) {
+      const counts = new Map<string, number>();
+      for (const id of p.seen) counts.set(id, (counts.get(id) ?? 0) + 1);
+      expect([...counts].filter(([, k]) => k !== 1)).toEqual([]);
+    }
+  });
+
+  it('a record written again between two pages of a pull is not repeated in that pull; the next pull brings it', async () => {
+    const c = await newTenant(t.app);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await req(c, 'POST', '/v1/entities', { name: `P${i}`, entity_type: 'p' })).json().data.id);
+    await new Promise((r) => setTimeout(r, 5)); // no seed shares the millisecond of server_time (it could come once more)
+    const get = async (qs: string) => { const r = await req(c, 'GET', `/v1/sync/entities?${qs}`); expect(r.statusCode).toBe(200); return r.json().data; };
+    const ofPage = (d: { items: Array<{ id: string }>; deleted: Array<{ id: string }> }) => [...d.items.map((x) => x.id), ...d.deleted.map((x) => x.id)];
+    const p1 = await get('limit=2');
+    expect(ofPage(p1)).toEqual([ids[0], ids[1]]); // change order = creation order
+    // Between pages: rewrite and delete records already delivered, rewrite one not yet delivered, add one.
+    expect((await req(c, 'PUT', `/v1/entities/${ids[0]}`, { name: 'P0 again' })).statusCode).toBe(200);
+    expect((await req(c, 'DELETE', `/v1/entities/${ids[1]}`)).statusCode).toBe(200);
+    expect((await req(c, 'PUT', `/v1/entities/${ids[4]}`, { name: 'P4 again' })).statusCode).toBe(200);
+    const added = (await req(c, 'POST', '/v1/entities', { name: 'P6', entity_type: 'p' })).json().data.id;
+    const seen = ofPage(p1);
+    let page = p1;
+    while (page.has_more) { page = await get(`limit=2&cursor=${encodeURIComponent(page.next_cursor)}`); seen.push(...ofPage(page)); expect(page.server_time).toBe(p1.server_time); }
+    // The pass keeps the change set its first page pinned: each id once; P4 (rewritten before it was served) and P6
+    // (new) moved past the pass's bound and are left to the next pull.
+    expect(seen).toEqual([ids[0], ids[1], ids[2], ids[3], ids[5]]);
+    const next = await get(`since=${p1.server_time}`);
+    expect(next).toMatchObject({ mode: 'delta', has_more: false, next_cursor: null });
+    expect(next.items.map((x: { id: string; name: string }) => [x.id, x.name])).toEqual([[ids[0], 'P0 again'], [ids[4], 'P4 again'], [added, 'P6']]);
+    expect(next.deleted.map((x: { id: string }) => x.id)).toEqual([ids[1]]);
+  });
+
+  it('GET /v1/sync/relationships: bulk, delta, tombstones (direct and by entity delete), isolation', async () => {
+    const c = await newTenant(t.app);
+    const d = await newTenant(t.app);
+    type Rec = Record<string, unknown> & { id: string };
+    const entity = async (who: Tenant, name: string) => {
+      const r = await req(who, 'POST', '/v1/entities', { name, entity_type: 'system' });
+      expect(r.statusCode).toBe(201);
+      return r.json().data.id as string;
+    };
+    const relate = async (who: Tenant, body: Record<string, unknown>) => {
+      const r = await req(who, 'POST', '/v1/relationships', body);
+      expect(r.statusCode).toBe(201);
+      return r.json().data as Rec;
+    };
+    // A synced relationship is the stored row without the internal org_id: exactly the REST record minus org_id.
+    const synced = (rest: Rec) => { const { org_id, ...rec } = rest; expect(org_id).toBe(c.orgId); return rec; };
+    const restOf = async (who: Tenant, id: string) => (await req(who, 'GET', `/v1/relationships/${id}`)).json().data as Rec;
+    const sync = async (who: Tenant, qs = '') => {
+      const r = await req(who, 'GET', `/v1/sync/relationships${qs ? `?${qs}` : ''}`);
+      expect(r.statusCode).toBe(200);
+      return r.json().data;
+    };
+    const ids = (list: Array<{ id: string }>) => list.map((x) => x.id);
+
+    const [e1, e2, e3] = [await entity(c, 'Billing'), await entity(c, 'Ledger'), await entity(c, 'Mailer')];
+    const r1 = await relate(c, { source_entity_id: e1, target_entity_id: e2, relationship_type: 'writes_to', properties: { weight: 1, tags: ['hot'] } });
+    const r2 = await relate(c, { source_entity_id: e2, target_entity_id: e3, relationship_type: 'notifies' });
+    const r3 = await relate(c, { source_entity_id: e1, target_entity_id: e3, relationship_type: 'calls' });
+    expect(r1).toMatchObject({ org_id: c.orgId, source_entity_id: e1, target_entity_id: e2, relationship_type: 'writes_to', properties: { weight: 1, tags: ['hot'] }, created_by: c.userId });
+    // Another organization's graph, written alongside.
+    const [f1, f2] = [await entity(d, 'Other A'), await entity(d, 'Other B')];
+    const other = await relate(d, { source_entity_id: f1, target_entity_id: f2, relationship_type: 'writes_to' });
+    await new Promise((r) => setTimeout(r, 5)); // nothing shares the millisecond of the next server_time
+
+    // Bulk: every live relationship, in change order, with exactly the record's fields.
+    const bulk = await sync(c);
+    expect(bulk).toMatchObject({ resource_type: 'relationships', mode: 'bulk', deleted: [], has_more: false, next_cursor: null });
+    expect(typeof bulk.server_time).toBe('number');
+    expect(bulk.items).toEqual([synced(r1), synced(r2), synced(r3)]);
+    expect(Object.keys(bulk.items[0]).sort()).toEqual(['created_at', 'created_by', 'id', 'properties', 'relationship_type', 'source_entity_id', 'target_entity_id', 'updated_at']);
+    expect(bulk.items[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    // Paged bulk: same records, none twice.
+    const paged = new Map<string, Record<string, unknown>>();
+    const run = await pullAll(c, 'relationships', paged, undefined, 2);
+    expect(run.pages).toBe(2);
+    expect(run.seen).toEqual([r1.id, r2.id, r3.id]);
+    // Isolation: each organization sees only its own.
+    expect(ids((await sync(d)).items)).toEqual([other.id]);
+    expect(ids((await sync(d, 'since=0')).items)).toEqual([other.id]);
+
+    // Delta: an update, a direct delete, a delete by cascade (entity e3 takes r3 with it), a new edge.
+    const since = bulk.server_time;
+    expect((await req(c, 'PUT', `/v1/relationships/${r1.id}`, { relationship_type: 'reads_from', properties: { weight: 2 } })).statusCode).toBe(200);
+    expect((await req(c, 'DELETE', `/v1/relationships/${r2.id}`)).json().data).toEqual({ id: r2.id, deleted: true });
+    expect((await req(c, 'DELETE', `/v1/entities/${e3}`)).json().data).toEqual({ id: e3, deleted: true });
+    errorOf(await req(c, 'GET', `/v1/relationships/${r3.id}`), 404, 'NOT_FOUND');
+    const r4 = await relate(c, { source_entity_id: e2, target_entity_id: e1, relationship_type: 'pays' });
+    // The other organization deletes its edge meanwhile: none of it reaches c.
+    expect((await req(d, 'DELETE', `/v1/relationships/${other.id}`)).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 5)); // the pulls below take their server_time after every write's millisecond
+    const delta = await sync(c, `since=${since}`);
+    expect(delta).toMatchObject({ resource_type: 'relationships', mode: 'delta', has_more: false, next_cursor: null });
+    expect(delta.items).toEqual([synced(await restOf(c, r1.id)), synced(r4)]);
+    expect(delta.items[0]).toMatchObject({ relationship_type: 'reads_from', properties: { weight: 2 } });
+    expect(ids(delta.deleted)).toEqual([r2.id, r3.id]); // only relationships: the entity's own tombstone is under entities
+    for (const del of delta.deleted) {
+      expect(Object.keys(del).sort()).toEqual(['deleted_at', 'id']);
+      expect(del.deleted_at).toMatch(/Z$/);
+      expect(Date.parse(del.deleted_at)).toBeGreaterThanOrEqual(since); // changed_at > since, shown to the millisecond
+    }
+    // The same delta paged one change per page: change order, each once.
+    const pagedDelta = await pullAll(c, 'relationships', new Map(), since, 1);
+    expect(pagedDelta.pages).toBe(4);
+    expect(pagedDelta.seen).toEqual([r1.id, r2.id, r3.id, r4.id]);
+    // Deleting the entity is a tombstone of its own type, too.
+    expect(ids((await req(c, 'GET', `/v1/sync/entities?since=${since}`)).json().data.deleted)).toEqual([e3]);
+    // Bulk now: live edges only, never tombstones.
+    expect(await sync(c)).toMatchObject({ mode: 'bulk', items: [synced(await restOf(c, r1.id)), synced(r4)], deleted: [] });
+    // Caught up: nothing more.
+    const caught = await sync(c, `since=${pagedDelta.since}`);
+    expect([caught.items, caught.deleted]).toEqual([[], []]);
+
+    // Isolation in delta and tombstones: c never sees d's deletion, d never sees c's changes or tombstones.
+    const mine = [r1.id, r2.id, r3.id, r4.id];
+    expect([...ids(delta.items), ...ids(delta.deleted)]).not.toContain(other.id);
+    const dDelta = await sync(d, 'since=0');
+    expect([ids(dDelta.items), ids(dDelta.deleted)]).toEqual([[], [other.id]]);
+    expect((await sync(d)).items).toEqual([]);
+    // Not even through c's cursor: the organization comes from the caller, never from the cursor.
+    const cPage = await sync(c, `since=${since}&limit=1`);
+    expect(cPage.has_more).toBe(true);
+    const viaCursor = await req(d, 'GET', `/v1/sync/relationships?since=${since}&limit=1&cursor=${encodeURIComponent(cPage.next_cursor)}`);
+    expect(viaCursor.statusCode).toBe(200);
+    const leaked = [...ids(viaCursor.json().data.items), ...ids(viaCursor.json().data.deleted)].filter((id) => mine.includes(id));
+    expect(leaked).toEqual([]);
+    // Relationships need projects:read.
+    const ro = await c.apiKey(['documents:read']);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/sync/relationships', headers: { authorization: `Bearer ${ro}` } }), 403, 'FORBIDDEN');
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/sync/relationships' }), 401, 'AUTH_REQUIRED');
   });
 });
