@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { listProjectsSql } from './projects.repo.js';
-import { listTasksSql } from './tasks.repo.js';
+import { listTasksSql, tasksRepo } from './tasks.repo.js';
+import { partsRepo } from './project-parts.repo.js';
+import type { Sql } from '../../core/db/database.js';
+import { assertIndexed, explainAsTenant, statementOf as statementIn, type Plans, type Statement } from '../../../test/explain-support.js';
 import { PROJECT_STATUSES } from './projects.schemas.js';
 import type { ListTasksFilter } from './tasks.schemas.js';
 
@@ -13,6 +16,7 @@ let t: TestApp;
 let c: Tenant;
 let projectId: string;
 let specId: string;
+let taskId: string;
 
 beforeAll(async () => {
   t = await buildTestApp();
@@ -32,26 +36,36 @@ beforeAll(async () => {
       'medium', CASE WHEN g % 20 = 0 THEN $2::uuid END
     FROM projects p, generate_series(1, 500) g WHERE p.org_id = $1`, [c.orgId, c.userId, specId]);
   await sys.exec(`UPDATE tasks SET spec_id = $2 WHERE org_id = $1 AND project_id = $3 AND title LIKE '%0'`, [c.orgId, specId, projectId]);
+  // Sub-resources of projects: many rows in every organization's projects, a full page and more in the tested one.
+  await sys.exec(`INSERT INTO users (id, email, name) SELECT app_uuidv7(), 'explain-pm-' || g || '-' || md5(random()::text) || '@example.test', 'PM ' || g
+    FROM generate_series(1, 300) g`);
+  const users = `(SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE email LIKE 'explain-pm-%')`;
+  await sys.exec(`INSERT INTO project_members (org_id, project_id, user_id, role)
+    SELECT p.org_id, p.id, u.id, 'member' FROM projects p JOIN ${users} u ON u.n <= CASE WHEN p.org_id = $1 THEN 300 ELSE 2 END
+    ON CONFLICT DO NOTHING`, [c.orgId]);
+  for (const [table, cols, vals] of [
+    ['project_categories', 'name', `'C' || g`],
+    ['project_phases', 'name, sort_order', `'Ph' || g, g`],
+    ['specs', 'title', `'S' || g`],
+  ] as const) {
+    await sys.exec(`INSERT INTO ${table} (org_id, id, project_id, ${cols})
+      SELECT p.org_id, app_uuidv7(), p.id, ${vals} FROM projects p, generate_series(1, 300) g WHERE g <= CASE WHEN p.org_id = $1 THEN 300 ELSE 2 END`, [c.orgId]);
+  }
+  taskId = (await sys.one<{ id: string }>(`SELECT id FROM tasks WHERE org_id = $1 AND project_id = $2 ORDER BY id LIMIT 1`, [c.orgId, projectId]))!.id;
+  // Two activity rows for each task of the organization, 300 for the tested task.
+  await sys.exec(`INSERT INTO task_activity (org_id, id, task_id, action, field, actor_user_id, actor_kind)
+    SELECT t.org_id, app_uuidv7(), t.id, 'updated', 'title', $2, 'user' FROM tasks t, generate_series(1, 300) g
+    WHERE t.org_id = $1 AND g <= CASE WHEN t.id = $3 THEN 300 ELSE 2 END`, [c.orgId, c.userId, taskId]);
+  for (const table of ['users', 'project_members', 'project_categories', 'project_phases', 'specs', 'task_activity']) await sys.exec(`ANALYZE ${table}`);
   await sys.exec('ANALYZE projects');
   await sys.exec('ANALYZE tasks');
   await sys.exec('ANALYZE task_statuses');
 }, 120_000);
 afterAll(async () => { await t.close(); });
 
-interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] }
-function nodes(n: PlanNode): PlanNode[] { return [n, ...(n.Plans ?? []).flatMap(nodes)]; }
-
-async function explain(text: string, params: unknown[]): Promise<PlanNode[]> {
-  const rows = await t.platform.db.tenant(c.orgId, (sql) => sql.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, params));
-  return nodes(rows[0]['QUERY PLAN'][0].Plan);
-}
-
-function assertIndexed(plan: PlanNode[], table: string) {
-  const seq = plan.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === table);
-  expect(seq, JSON.stringify(plan.map((n) => [n['Node Type'], n['Relation Name'], n['Index Name']]))).toEqual([]);
-  const used = plan.filter((n) => /Index|Bitmap Heap/.test(n['Node Type']) && n['Relation Name'] === table);
-  expect(used.length).toBeGreaterThan(0);
-}
+const explain = (text: string, params: unknown[]): Promise<Plans> => explainAsTenant(t, c.orgId, text, params);
+/** The one statement a repository function runs, recorded on the way through to the real connection. */
+const statementOf = (run: (sql: Sql) => Promise<unknown>): Promise<Statement> => statementIn(t, c.orgId, run);
 
 describe('list queries use indexes (EXPLAIN)', () => {
   it('the tables are big enough to matter', async () => {
@@ -79,6 +93,33 @@ describe('list queries use indexes (EXPLAIN)', () => {
       assertIndexed(await explain(q.text, q.params({ orgId: c.orgId, projectId, limit: 50, offset: 0, ...f() })), 'tasks');
     });
   }
+
+  const parts: Array<[string, (sql: Sql, orgId: string, projectId: string, limit: number, offset: number) => Promise<unknown>, string]> = [
+    ['members', partsRepo.members, 'project_members'],
+    ['categories', partsRepo.categories, 'project_categories'],
+    ['phases', partsRepo.phases, 'project_phases'],
+    ['specs', partsRepo.specs, 'specs'],
+  ];
+  for (const [name, list, table] of parts) {
+    it(`GET /v1/projects/{id}/${name}`, async () => {
+      const q = await statementOf((sql) => list(sql, c.orgId, projectId, 50, 0));
+      assertIndexed(await explain(q.text, q.params), table);
+    });
+  }
+
+  it('GET /v1/tasks/{id}/activity', async () => {
+    const q = await statementOf((sql) => tasksRepo.activity(sql, c.orgId, taskId, 50, 0));
+    assertIndexed(await explain(q.text, q.params), 'task_activity');
+  });
+
+  it('the sub-resource routes answer with the seeded rows', async () => {
+    for (const name of ['members', 'categories', 'phases', 'specs']) {
+      const r = await t.app.inject({ method: 'GET', url: `/v1/projects/${projectId}/${name}?limit=10`, headers: c.auth });
+      expect(r.json().pagination, name).toMatchObject({ total: 300 + (name === 'specs' ? 1 : 0) });
+    }
+    const a = await t.app.inject({ method: 'GET', url: `/v1/tasks/${taskId}/activity?limit=10`, headers: c.auth });
+    expect(a.json().pagination.total).toBeGreaterThanOrEqual(300);
+  });
 
   it('the real route answers with the seeded rows', async () => {
     const r = await t.app.inject({ method: 'GET', url: `/v1/projects/${projectId}/tasks?limit=100`, headers: c.auth });
