@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../../test/helpers.js';
 import { SmtpSink } from '../../../adapters/smtp/smtp-sink.js';
@@ -6,16 +7,81 @@ import { createProject, createTask, memberOf, waitFor } from '../test-support.js
 import { scanOverdueTasks } from '../notifications/overdue.js';
 import { handleWorkspaceEvent } from '../index.js';
 import { uuidv7 } from '../../../core/ids.js';
+import type { PlatformEvent } from '../../../core/events.js';
+import { EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './dispatch.js';
+import { deliveryHandler } from './delivery.js';
+
+/**
+ * The relay the app is configured with: a TCP front on 127.0.0.1 that passes each connection through to the
+ * SMTP sink, unless `faults` holds a fault for the next connection: 'drop' closes it right after the greeting,
+ * 'reject-rcpt' answers the dialogue itself and refuses the recipient with 550 (never reaching the sink).
+ * (Lives here, not in the shared SmtpSink: only this file needs these faults.)
+ */
+type SmtpFault = 'drop' | 'reject-rcpt';
+class SmtpFront {
+  faults: SmtpFault[] = [];
+  /** When set, every connection gets this fault (the relay is down for good). */
+  always: SmtpFault | null = null;
+  connections = 0;
+  port = 0;
+  private sockets = new Set<net.Socket>();
+  private server = net.createServer((c) => {
+    this.connections++;
+    this.sockets.add(c);
+    c.on('close', () => this.sockets.delete(c));
+    c.on('error', () => {});
+    const fault = this.always ?? this.faults.shift();
+    if (fault === 'drop') { c.end('220 127.0.0.1 ESMTP front\r\n'); setTimeout(() => c.destroy(), 20); return; }
+    if (fault === 'reject-rcpt') { this.rejectRcpt(c); return; }
+    const up = net.connect(this.target.port, '127.0.0.1');
+    up.on('error', () => c.destroy());
+    c.on('close', () => up.destroy());
+    c.pipe(up).pipe(c);
+  });
+  constructor(private readonly target: { port: number }) {}
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this;
+  }
+  get url(): string { return `smtp://sink:secret@127.0.0.1:${this.port}`; }
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+  private rejectRcpt(c: net.Socket): void {
+    c.setEncoding('utf8');
+    const say = (l: string) => c.write(l + '\r\n');
+    let buf = '';
+    say('220 127.0.0.1 ESMTP front');
+    c.on('data', (chunk: string) => {
+      buf += chunk;
+      for (let nl = buf.indexOf('\r\n'); nl >= 0; nl = buf.indexOf('\r\n')) {
+        const verb = buf.slice(0, 4).toUpperCase();
+        buf = buf.slice(nl + 2);
+        if (verb === 'EHLO') c.write('250-127.0.0.1\r\n250 AUTH PLAIN\r\n');
+        else if (verb === 'HELO') say('250 127.0.0.1');
+        else if (verb === 'AUTH') say('235 2.7.0 Authentication successful');
+        else if (verb === 'MAIL' || verb === 'RSET' || verb === 'NOOP') say('250 2.0.0 OK');
+        else if (verb === 'RCPT') say('550 5.1.1 Recipient address rejected (test)');
+        else if (verb === 'QUIT') { say('221 2.0.0 Bye'); c.end(); }
+        else say('503 5.5.1 Bad sequence of commands');
+      }
+    });
+  }
+}
 
 let t: TestApp;
 let sink: SmtpSink;
+let front: SmtpFront;
 let hook: WebhookServer;
 beforeAll(async () => {
   sink = await new SmtpSink().start();
+  front = await new SmtpFront(sink).start();
   hook = await new WebhookServer().start();
-  t = await buildTestApp({ smtpUrl: sink.url, smtpFrom: 'alerts@platform.test' });
+  t = await buildTestApp({ smtpUrl: front.url, smtpFrom: 'alerts@platform.test' });
 });
-afterAll(async () => { await t.close(); await sink.close(); await hook.close(); });
+afterAll(async () => { await t.close(); await front.close(); await sink.close(); await hook.close(); });
 
 interface Delivery { id: string; channel: string; status: string; attempts: number; last_error: string | null; delivered_at: string | null }
 const deliveries = async (owner: Tenant, ruleId: string): Promise<Delivery[]> =>
@@ -133,6 +199,140 @@ describe('alert rules fire end to end', () => {
     const d = await waitFor(async () => { const x = (await deliveries(a, push))[0]; return x?.status === 'failed' && x; });
     expect(d.last_error).toContain('push');
     expect(await deliveries(a, off)).toEqual([]);
+  });
+
+  describe('e-mail through a failing SMTP relay', () => {
+    /*
+     * Every test file's app runs a job runner on the one shared test database, and any app with SMTP configured
+     * (password-reset.test.ts's, say) claims `alert.deliver.email` jobs of every org and sends them to its own
+     * sink, past this file's faults. So these tests queue the delivery with the real queueAlertDeliveries and,
+     * in the same transaction, route its job to a kind only this process's runner handles (same handler, same
+     * runner, same retry policy): no other file can take an attempt.
+     */
+    const OWN_EMAIL_JOB = `${EMAIL_DELIVERY_JOB}.only-${uuidv7()}`;
+    beforeAll(() => { t.platform.jobs.register(OWN_EMAIL_JOB, deliveryHandler(t.platform)); });
+    /** A project.created event for `owner`'s org, turned into deliveries as handleWorkspaceEvent does. */
+    const fire = async (owner: Tenant, name: string) => {
+      const event: PlatformEvent = { type: 'project.created', orgId: owner.orgId, actorUserId: owner.userId, targetType: 'project', targetId: uuidv7(), data: { name }, at: new Date().toISOString() };
+      const queued = await t.platform.db.tenantTx(owner.orgId, async (sql) => {
+        const n = await queueAlertDeliveries(sql, event, { emailConfigured: true });
+        await sql.exec(`UPDATE jobs SET kind = $3 WHERE org_id = $1 AND kind = $2`, [owner.orgId, EMAIL_DELIVERY_JOB, OWN_EMAIL_JOB]);
+        return n;
+      });
+      expect(queued).toBe(1);
+      t.platform.jobs.poke();
+    };
+    interface JobRow { status: string; attempts: number; max_attempts: number; last_error: string | null; backoff_s: number; due_later: boolean }
+    interface AttemptRow { attempt: number; outcome: string; error: string | null }
+    /** The org's one e-mail delivery job, once the runner has finished with attempt `n` (put back pending, or finished). */
+    const emailJobAfter = (orgId: string, n: number, status = 'pending') => waitFor(async () => {
+      const j = await t.platform.db.sys.one<JobRow>(`SELECT status, attempts, max_attempts, last_error,
+          extract(epoch FROM run_at - updated_at)::int AS backoff_s, run_at > now() AS due_later
+        FROM jobs WHERE org_id = $1 AND kind = $2`, [orgId, OWN_EMAIL_JOB]);
+      return j?.attempts === n && j.status === status && j;
+    });
+    const attemptsOf = (orgId: string) => t.platform.db.sys.query<AttemptRow>(
+      `SELECT attempt, outcome, error FROM alert_delivery_attempts WHERE org_id = $1 ORDER BY attempt`, [orgId]);
+    /** The delivery row, read straight from the table: it must exist at every step. */
+    const rowOf = async (orgId: string) => {
+      const rows = await t.platform.db.sys.query<{ status: string; attempts: number; last_error: string | null }>(
+        `SELECT status, attempts, last_error FROM alert_deliveries WHERE org_id = $1`, [orgId]);
+      expect(rows).toHaveLength(1);
+      return rows[0];
+    };
+    const afterAttempt = (owner: Tenant, ruleId: string, n: number) =>
+      waitFor(async () => { const d = (await deliveries(owner, ruleId))[0]; return d?.attempts === n && d.status !== 'pending' && d; });
+    const mailsTo = (email: string) => sink.messages.filter((m) => m.to.includes(email));
+
+    it('a relay answering DATA with 451 is retried with backoff, every failed attempt recorded with its error; when it recovers the mail is delivered', async () => {
+      const a = await newTenant(t.app);
+      const ruleId = await rule(a, { name: 'Mail relay flaky', event_type: 'project.created', channels: ['email'] });
+      sink.failNext = 2;
+      try {
+        await fire(a, 'Mail trigger');
+        for (const n of [1, 2]) {
+          const d = await afterAttempt(a, ruleId, n);
+          expect(d).toMatchObject({ channel: 'email', status: 'retrying', delivered_at: null });
+          expect(d.last_error).toContain('451');
+          expect(await rowOf(a.orgId)).toMatchObject({ status: 'retrying', attempts: n });
+          // The job went back to pending, due 2^n s later: backoff per the retry policy, not a hot loop.
+          const job = await emailJobAfter(a.orgId, n);
+          expect(job).toMatchObject({ max_attempts: 5, backoff_s: 2 ** n, due_later: true });
+          expect(job.last_error).toContain('451');
+          const rows = await attemptsOf(a.orgId);
+          expect(rows.map((r) => [r.attempt, r.outcome])).toEqual(Array.from({ length: n }, (_, i) => [i + 1, 'failed']));
+          expect(rows.every((r) => r.error?.includes('451 4.3.0'))).toBe(true);
+          expect(mailsTo(a.email)).toHaveLength(0);
+          await hurry(a.orgId);
+        }
+        // Third attempt: the relay accepts.
+        const d = await waitFor(async () => { const x = (await deliveries(a, ruleId))[0]; return x?.status === 'delivered' && x; });
+        expect(d).toMatchObject({ attempts: 3, last_error: null });
+        expect(d.delivered_at).toBeTruthy();
+        const rows = await attemptsOf(a.orgId);
+        expect(rows.map((r) => [r.attempt, r.outcome, r.error === null])).toEqual([[1, 'failed', false], [2, 'failed', false], [3, 'delivered', true]]);
+        expect(sink.failNext).toBe(0);
+        const mail = mailsTo(a.email);
+        expect(mail).toHaveLength(1);
+        expect(mail[0].data).toContain('Mail relay flaky');
+        expect(mail[0].data).toContain('Mail trigger');
+        expect((await emailJobAfter(a.orgId, 3, 'done')).last_error).toBeNull();
+      } finally { sink.failNext = 0; }
+    });
+
+    it('a relay that refuses the recipient (550), then drops the connection, is retried; each error is recorded; fixed, it delivers', async () => {
+      const a = await newTenant(t.app);
+      const ruleId = await rule(a, { name: 'Mail relay broken', event_type: 'project.created', channels: ['email'] });
+      front.faults = ['reject-rcpt', 'drop'];
+      try {
+        await fire(a, 'Broken relay trigger');
+        const first = await afterAttempt(a, ruleId, 1);
+        expect(first.status).toBe('retrying');
+        expect(first.last_error).toContain('550 5.1.1');
+        await emailJobAfter(a.orgId, 1);
+        await hurry(a.orgId);
+        const second = await afterAttempt(a, ruleId, 2);
+        expect(second.status).toBe('retrying');
+        expect(second.last_error).toMatch(/connection closed/i);
+        expect(await rowOf(a.orgId)).toMatchObject({ status: 'retrying', attempts: 2 });
+        expect((await emailJobAfter(a.orgId, 2)).backoff_s).toBe(4);
+        expect(front.faults).toEqual([]);
+        await hurry(a.orgId);
+        const d = await waitFor(async () => { const x = (await deliveries(a, ruleId))[0]; return x?.status === 'delivered' && x; });
+        expect(d).toMatchObject({ attempts: 3, last_error: null });
+        const rows = await attemptsOf(a.orgId);
+        expect(rows.map((r) => r.outcome)).toEqual(['failed', 'failed', 'delivered']);
+        expect(rows[0].error).toContain('550 5.1.1');
+        expect(rows[1].error).toBe(second.last_error);
+        expect(mailsTo(a.email)).toHaveLength(1);
+      } finally { front.faults = []; }
+    });
+
+    it('a relay that stays down: five attempts, each recorded, then the delivery fails for good (kept, with the last error)', async () => {
+      const a = await newTenant(t.app);
+      const ruleId = await rule(a, { name: 'Mail relay down', event_type: 'project.created', channels: ['email'] });
+      front.always = 'drop';
+      try {
+        await fire(a, 'Down relay trigger');
+        for (let n = 1; n <= 4; n++) {
+          expect((await afterAttempt(a, ruleId, n)).status).toBe('retrying');
+          await rowOf(a.orgId);
+          await emailJobAfter(a.orgId, n);
+          await hurry(a.orgId);
+        }
+        const last = await waitFor(async () => { const x = (await deliveries(a, ruleId))[0]; return x?.status === 'failed' && x; });
+        expect(last.attempts).toBe(5);
+        expect(last.last_error).toMatch(/connection closed/i);
+        expect(last.delivered_at).toBeNull();
+        const rows = await attemptsOf(a.orgId);
+        expect(rows.map((r) => [r.attempt, r.outcome])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'failed']));
+        expect(rows.every((r) => /connection closed/i.test(r.error ?? ''))).toBe(true);
+        const job = await emailJobAfter(a.orgId, 5, 'failed');
+        expect(job.last_error).toBeTruthy();
+        expect(await rowOf(a.orgId)).toMatchObject({ status: 'failed', attempts: 5 });
+        expect(mailsTo(a.email)).toHaveLength(0);
+      } finally { front.always = null; }
+    });
   });
 
   it('creating an e-mail rule works when SMTP is configured', async () => {
