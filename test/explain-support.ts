@@ -75,3 +75,20 @@ export async function statementsOfRoute(t: TestApp, auth: Record<string, string>
   }
   return out;
 }
+
+/**
+ * Organizations and users that are not the caller's, for a test to fill tables with: `orgs` organizations named
+ * `<tag> <n>` and `users` users with e-mails `<tag>-<n>-...`, so the test files sharing the database never pick up
+ * each other's rows. Returns SQL subqueries selecting them (`people` numbers its users `n`, 1 to `users`).
+ */
+export async function seedOthers(sys: Sql, tag: string, orgs: number, users: number): Promise<{ others: string; people: string }> {
+  const slug = tag.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  await sys.exec(`INSERT INTO organizations (id, name, slug) SELECT app_uuidv7(), $1 || ' ' || g, $2 || '-' || g || '-' || substr(md5(random()::text), 1, 8)
+    FROM generate_series(1, $3::int) g`, [tag, slug, orgs]);
+  await sys.exec(`INSERT INTO users (id, email, name) SELECT app_uuidv7(), $1 || '-' || g || '-' || md5(random()::text) || '@example.test', $2 || ' ' || g
+    FROM generate_series(1, $3::int) g`, [slug, tag, users]);
+  return {
+    others: `(SELECT id FROM organizations WHERE name LIKE '${tag} %')`,
+    people: `(SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE email LIKE '${slug}-%')`,
+  };
+}

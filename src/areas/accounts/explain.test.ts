@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import type { Sql } from '../../core/db/database.js';
-import { assertIndexed, explainAsTenant, plansOn, recorder, statementsOfRoute as statementsOf, type Plans, type Statement } from '../../../test/explain-support.js';
+import { assertIndexed, explainAsTenant, plansOn, recorder, seedOthers, statementsOfRoute as statementsOf, type Plans, type Statement } from '../../../test/explain-support.js';
 import { accountsRepo } from './accounts.repo.js';
 
 /**
@@ -16,11 +16,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   c = await newTenant(t.app);
   const sys = t.platform.db.sys;
-  await sys.exec(`INSERT INTO organizations (id, name, slug) SELECT app_uuidv7(), 'ExplainAcc ' || g, 'explain-acc-' || g || '-' || substr(md5(random()::text), 1, 8) FROM generate_series(1, 60) g`);
-  const others = `(SELECT id FROM organizations WHERE name LIKE 'ExplainAcc %')`;
-  await sys.exec(`INSERT INTO users (id, email, name) SELECT app_uuidv7(), 'explain-acc-' || g || '-' || md5(random()::text) || '@example.test', 'Acc ' || g
-    FROM generate_series(1, 1000) g`);
-  const people = `(SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE email LIKE 'explain-acc-%')`;
+  const { others, people } = await seedOthers(sys, 'ExplainAcc', 60, 1000);
   // 400 members here, 300 in each other organization; the caller belongs to all 60 others too.
   await sys.exec(`INSERT INTO memberships (org_id, user_id, role) SELECT $1, u.id, 'member' FROM ${people} u WHERE u.n <= 400`, [c.orgId]);
   await sys.exec(`INSERT INTO memberships (org_id, user_id, role) SELECT o.id, u.id, 'member' FROM ${others} o, ${people} u WHERE u.n <= 300`);

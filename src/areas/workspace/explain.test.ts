@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import type { Sql } from '../../core/db/database.js';
-import { assertIndexed, explainAsTenant, statementOf as statementIn, statementsOfRoute as statementsOf, type Plans, type Statement } from '../../../test/explain-support.js';
+import { assertIndexed, explainAsTenant, seedOthers, statementOf as statementIn, statementsOfRoute as statementsOf, type Plans, type Statement } from '../../../test/explain-support.js';
 import { notificationsRepo } from './notifications/notifications.repo.js';
 import type { ListQueryInput } from './notifications/notifications.schemas.js';
 import { alertRulesRepo } from './alert-rules/alert-rules.repo.js';
@@ -19,12 +19,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   c = await newTenant(t.app);
   const sys = t.platform.db.sys;
-  await sys.exec(`INSERT INTO organizations (id, name, slug) SELECT app_uuidv7(), 'ExplainWs ' || g, 'explain-ws-' || g || '-' || substr(md5(random()::text), 1, 8) FROM generate_series(1, 40) g`);
-  const others = `(SELECT id FROM organizations WHERE name LIKE 'ExplainWs %')`;
-  await sys.exec(`INSERT INTO users (id, email, name) SELECT app_uuidv7(), 'explain-ws-' || g || '-' || md5(random()::text) || '@example.test', 'WS ' || g
-    FROM generate_series(1, 50) g`);
-  const colleagues = `(SELECT id FROM users WHERE email LIKE 'explain-ws-%')`;
-
+  const { others, people: colleagues } = await seedOthers(sys, 'ExplainWs', 40, 50);
   // Notifications: 3,000 of the caller (mixed read/archived/type/channel), 200 of each of 50 colleagues, 500 in each other organization.
   const notif = (org: string, user: string) => `INSERT INTO notifications (org_id, id, user_id, notification_type, title, channel, is_read, is_archived)
     SELECT ${org}, app_uuidv7(), ${user}, (ARRAY['info','success','warning','error','action_required'])[1 + g % 5], 'N' || g,
