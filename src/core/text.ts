@@ -5,32 +5,44 @@ export const charLength = (s: string): number => [...s].length;
 
 
 const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
+const NUL = '\u0000';
 
-/** The path (`a.b[2]`) of the first string, key included, that is not well-formed UTF-16; null when all are. */
-function firstIllFormed(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return wellFormed(value) ? null : path;
+type Unstorable = { path: string; what: 'surrogate' | 'nul' };
+/** What PostgreSQL cannot store in one string: an unpaired surrogate, or (when asked) the NUL character. */
+const flaw = (s: string, nul: boolean): Unstorable['what'] | null => (!wellFormed(s) ? 'surrogate' : nul && s.includes(NUL) ? 'nul' : null);
+
+/** The first string, key included, PostgreSQL cannot store, with its path (`a.b[2]`); null when all can be. */
+function firstUnstorable(value: unknown, path: string, nul: boolean): Unstorable | null {
+  if (typeof value === 'string') { const what = flaw(value, nul); return what && { path, what }; }
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) { const p = firstIllFormed(value[i], `${path}[${i}]`); if (p !== null) return p; }
+    for (let i = 0; i < value.length; i++) { const f = firstUnstorable(value[i], `${path}[${i}]`, nul); if (f) return f; }
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       const at = path ? `${path}.${k}` : k;
-      if (!wellFormed(k)) return at;
-      const p = firstIllFormed(v, at);
-      if (p !== null) return p;
+      const what = flaw(k, nul);
+      if (what) return { path: at, what };
+      const f = firstUnstorable(v, at, nul);
+      if (f) return f;
     }
   }
   return null;
 }
 
 /**
- * Refuses a value holding an unpaired UTF-16 surrogate anywhere (keys included): PostgreSQL can store it neither in
- * text (it would become U+FFFD) nor in jsonb. 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, naming the field.
- * JSON request bodies (core/http/json-parser.ts) and MCP tool arguments pass through it.
+ * Refuses a value holding text PostgreSQL cannot store, anywhere (keys included): an unpaired UTF-16 surrogate
+ * (text would hold U+FFFD instead, jsonb refuses it) and, with `nul`, the NUL character (refused by both).
+ * 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, naming the field: its path, or `field` when given (a service
+ * checking its inputs one field at a time). JSON request bodies (core/http/json-parser.ts: surrogates; a NUL in
+ * other bodies fails the write and the error handler maps it to the same code) and MCP tool arguments pass
+ * through it; the documents area also checks NUL, to name the field.
  */
-export function assertStorableText(value: unknown): void {
-  const found = firstIllFormed(value, '');
-  if (found === null) return;
-  const field = (found as string & { toWellFormed(): string }).toWellFormed(); // a key may hold the surrogate itself
-  throw new AppError('VALIDATION_ERROR', `${field ? `Field "${field}"` : 'The body'} contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored`,
-    { reason: 'UNSTORABLE_CHARACTER', ...(field ? { field } : {}) });
+export function assertStorableText(value: unknown, opts: { nul?: boolean; field?: string } = {}): void {
+  const found = firstUnstorable(value, '', opts.nul ?? false);
+  if (!found) return;
+  const field = opts.field ?? (found.path as string & { toWellFormed(): string }).toWellFormed(); // a key may hold the surrogate itself
+  const subject = field ? `Field "${field}"` : 'The body';
+  const message = found.what === 'nul'
+    ? `${subject} must not contain the NUL character (\\u0000), which cannot be stored`
+    : `${subject} contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored`;
+  throw new AppError('VALIDATION_ERROR', message, { reason: 'UNSTORABLE_CHARACTER', ...(field ? { field } : {}) });
 }

@@ -2,6 +2,7 @@ import type { ServiceContext } from '../../core/context.js';
 import { requirePermission } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
 import { isUniqueViolation } from '../../core/db/database.js';
+import { assertStorableText } from '../../core/text.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
@@ -52,19 +53,10 @@ function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): Docu
 }
 
 /**
- * PostgreSQL text and jsonb cannot hold the NUL character: refuse it up front as a validation error
- * (400) instead of letting the write fail as a database error (500).
+ * PostgreSQL text and jsonb cannot hold the NUL character (nor an unpaired surrogate): refuse it up front as a
+ * validation error naming the input field (400) instead of letting the write fail (core assertStorableText).
  */
-export function rejectNul(value: unknown, field: string): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw validation(`Field "${field}" must not contain the NUL character (\\u0000)`, { field });
-  } else if (Array.isArray(value)) {
-    for (const v of value) rejectNul(v, field);
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) { rejectNul(k, field); rejectNul(v, field); }
-  }
-}
-
+export const rejectNul = (value: unknown, field: string): void => assertStorableText(value, { nul: true, field });
 const rejectNulFields = (input: Record<string, unknown>) => { for (const [k, v] of Object.entries(input)) rejectNul(v, k); };
 
 /**
