@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { AppError } from '../../core/errors.js';
+import type { Principal } from '../../core/auth/principal.js';
 import * as S from './accounts.schemas.js';
 import * as auth from './auth.service.js';
 import { refreshSession } from './sessions.service.js';
@@ -43,6 +44,15 @@ export default async function authRoutes(app: FastifyInstance) {
   app.post('/v1/auth/mfa/step-up', { config: userOnly, schema: { summary: 'Confirm an authenticator code; the session counts as stepped up for 5 minutes', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_at: S.Timestamp })) } } },
     async (req) => ok(await auth.stepUp(req.ctx, (req.body as { code: string }).code)));
 
+  // The body depends only on the principal, and a principal object is immutable: the credential cache replaces it
+  // whenever anything it holds changes (role, entitlements, step-up, revocation). So the body is serialized once per
+  // principal and sent as is; the hottest authenticated read then skips building and serializing 1.7 KB of JSON.
+  const meBodies = new WeakMap<Principal, string>();
   app.get('/v1/me', { schema: { summary: 'The caller: user, organization, role, permissions and credential', response: { 200: Envelope(S.MeOut) } } },
-    async (req) => ok(auth.me(req.ctx)));
+    (req, reply) => {
+      const principal = req.principal!;
+      let body = meBodies.get(principal);
+      if (body === undefined) { body = reply.serialize(ok(auth.me(req.ctx))) as string; meBodies.set(principal, body); }
+      reply.type('application/json; charset=utf-8').send(body);
+    });
 }
