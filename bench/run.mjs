@@ -11,7 +11,7 @@
 //   DATABASE_URL       a PostgreSQL server; the bench creates a fresh database on it and drops it afterwards
 //   BENCH_COUNT_QUERIES  1 = also report database transactions per request (pg_stat_database; adds ~22 s per scenario,
 //                      because PostgreSQL publishes a busy backend's counters up to 10 s late)
-//   BENCH_PROFILE      1 = run the platform under `node --cpu-prof`; the profile is written to bench/results/profiles/
+//   BENCH_PROFILE      1 = run the platform and the baseline servers under `node --cpu-prof`; profiles go to bench/results/profiles/
 //                      when the platform stops (summarize it with `node bench/profile-summary.mjs <file>`)
 //   BENCH_RATE         requests/s for every scenario (autocannon overallRate; default 0 = as fast as possible). Server CPU
 //                      per request depends on load (a server woken for each request spends more per request than one
@@ -30,6 +30,10 @@ import { freePort, memoryOf, resetPeak, sampleRss, startProcess } from './lib/pr
 import { client } from './lib/client.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
+// The node flags `npm start` runs the server with (package.json "start": `node <flags> bin/platform.mjs serve`): the
+// bench starts the platform with the same ones, so it measures the server as deployed.
+const START_FLAGS = (/^node((?:\s+--\S+)*)\s/.exec(JSON.parse(readFileSync(path.join(benchDir, '..', 'package.json'), 'utf8')).scripts.start)?.[1] ?? '')
+  .trim().split(/\s+/).filter(Boolean);
 const resultsDir = path.join(benchDir, 'results');
 
 function num(v, dflt) {
@@ -130,7 +134,7 @@ async function startServers(kind) {
     log(`starting the platform (${kind} PostgreSQL, DATA_DIR ${dataDir})`);
     const platform = await startProcess({
       name: 'platform', env,
-      args: [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(resultsDir, 'profiles')}`, `--cpu-prof-name=platform-${kind}-${Date.now()}.cpuprofile`] : []),
+      args: [...START_FLAGS, ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(resultsDir, 'profiles')}`, `--cpu-prof-name=platform-${kind}-${Date.now()}.cpuprofile`] : []),
         path.join(benchDir, 'lib', 'serve.mjs')],
       logFile: path.join(logDir, `platform-${kind}.log`), timeoutMs: 180_000,
       ready: () => httpOk(`${base}/v1/health`),
@@ -141,7 +145,7 @@ async function startServers(kind) {
     const helper = async (name, file, extraEnv) => {
       const port = await freePort();
       const p = await startProcess({
-        name, args: [path.join(benchDir, file)], env: { ...process.env, ...extraEnv, PORT: String(port) },
+        name, args: [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(resultsDir, 'profiles')}`, `--cpu-prof-name=${name}-${kind}-${Date.now()}.cpuprofile`] : []), path.join(benchDir, file)], env: { ...process.env, ...extraEnv, PORT: String(port) },
         logFile: path.join(logDir, `${name}-${kind}.log`), ready: (proc) => Promise.resolve(proc.output.includes('listening')),
       });
       running.add(p);
