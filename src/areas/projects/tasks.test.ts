@@ -286,6 +286,18 @@ describe('DELETE and cross-tenant', () => {
     errorOf(await req('DELETE', `/v1/tasks/${id}`), 404, 'NOT_FOUND');
   });
 
+  it('DELETE removes the task\'s activity rows with it, and only its own (trigger, migration 0057)', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id);
+    const kept = await createTask(t.app, a, p.id);
+    expect((await req('PUT', `/v1/tasks/${id}`, { title: 'Renamed' })).statusCode).toBe(200);
+    const rows = (taskId: string) => t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM task_activity WHERE org_id = $1 AND task_id = $2`, [a.orgId, taskId]);
+    expect((await rows(id))!.n).toBe(2);
+    expect((await req('DELETE', `/v1/tasks/${id}`)).statusCode).toBe(200);
+    expect((await rows(id))!.n).toBe(0);
+    expect((await rows(kept))!.n).toBe(1);
+  });
+
   it('another organization gets the same 404 as a random id on every task route', async () => {
     const p = await createProject(t.app, a);
     const id = await createTask(t.app, a, p.id);
