@@ -32,6 +32,8 @@ describe('slugs', () => {
 
   it('refuses UUID-shaped slugs (they would shadow id lookups)', () => {
     expect(slugProblem('550e8400-e29b-41d4-a716-446655440000')).toBe('uuid_shaped');
+    expect(slugProblem('550e8400e29b41d4a716446655440000')).toBe('uuid_shaped'); // the hyphen-less form is a UUID too
+    expect(slugProblem('550e8400e29b41d4a71644665544000')).toBeNull(); // 31 hex digits: not a UUID
     expect(refusal('550e8400-e29b-41d4-a716-446655440000').message).toContain('INVALID_FORMAT');
   });
 

@@ -15,8 +15,11 @@ export const RESERVED_SLUGS = new Set([
 
 export type SlugProblem = 'invalid_format' | 'uuid_shaped' | 'reserved';
 
+/** A UUID's hex digits without hyphens: PostgreSQL and most UUID parsers accept this form as an id too. */
+const UUID_HEX_RE = /^[0-9a-f]{32}$/i;
+
 export function slugProblem(slug: string): SlugProblem | null {
-  if (isUuid(slug)) return 'uuid_shaped';
+  if (isUuid(slug) || UUID_HEX_RE.test(slug)) return 'uuid_shaped';
   if (slug.length < 1 || slug.length > SLUG_MAX || !SLUG_RE.test(slug)) return 'invalid_format';
   if (RESERVED_SLUGS.has(slug)) return 'reserved';
   return null;

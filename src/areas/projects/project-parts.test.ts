@@ -49,6 +49,18 @@ describe('project members', () => {
     errorOf(await post(`/v1/projects/${p.id}/members`, { user_id: m.userId, role: 'member' }, m), 403, 'PERMISSION_DENIED');
   });
 
+  it('a user removed from the organization leaves its projects\' member lists (migration 0058)', async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    const stays = await memberOf(t.app, a, 'member');
+    for (const who of [m, stays]) expect((await post(`/v1/projects/${p.id}/members`, { user_id: who.userId, role: 'editor' })).statusCode).toBe(201);
+    const removed = await t.app.inject({ method: 'DELETE', url: `/v1/organizations/current/members/${m.userId}`, headers: a.auth });
+    expect(removed.statusCode).toBe(200);
+    const members = (await get(`/v1/projects/${p.id}/members`)).json();
+    expect(members.data.map((x: { user_id: string }) => x.user_id).sort()).toEqual([a.userId, stays.userId].sort());
+    expect(members.pagination.total).toBe(2);
+  });
+
   it('cross-tenant 404', () => crossTenant404('members', { user_id: RANDOM, role: 'member' }));
 });
 

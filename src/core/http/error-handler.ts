@@ -107,7 +107,8 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
 
 function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const appErr = toAppError(err, req);
-  if (appErr.status >= 500) req.log.error({ err }, 'request failed');
+  // 501 is an answer the server means to give (a reserved route), not a fault: logged like a 4xx.
+  if (appErr.status >= 500 && appErr.code !== 'NOT_IMPLEMENTED') req.log.error({ err }, 'request failed');
   else req.log.info({ code: appErr.code }, appErr.message);
   if (appErr.headers) reply.headers(appErr.headers);
   const details = appErr.status >= 500 ? { ...(appErr.details ?? {}), requestId: req.id } : appErr.details;

@@ -23,12 +23,18 @@ export default async function alertRuleRoutes(app: FastifyInstance) {
       const { items, total } = await svc.listDeliveries(req.ctx, (req.params as { alertRuleId: string }).alertRuleId, q);
       return okList(items, { total, ...q });
     });
-  // Reserved (spec 4.6, 9): "always" 501, for any id, UUID or not (see the service).
-  const reserved = (verb: string) => ({
-    config: { scope: 'notifications:write', fixture: 'alert_rule' },
-    schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED`, params: Type.Object({ alertRuleId: Type.String({ minLength: 1, maxLength: 200 }) }),
-      response: { 200: Type.Object({ success: Type.Literal(true), data: S.AlertRuleOut }, { description: 'Reserved for a future version; this version answers 501 NOT_IMPLEMENTED' }) } },
+  // Reserved (spec 4.6, 9): "always" 501, for any id, UUID or not (see the service), any body and any credential
+  // that authenticates (no scope or permission is asked: 501 is the answer whoever asks). Their own context, whose
+  // one content-type parser reads nothing, so no body (not JSON, any content type) can turn the 501 into a 400.
+  await app.register(async (reservedRoutes) => {
+    reservedRoutes.removeAllContentTypeParsers();
+    reservedRoutes.addContentTypeParser('*', (_req, payload, done) => { payload.resume(); payload.on('end', () => done(null, undefined)); payload.on('error', done); });
+    const reserved = (verb: string) => ({
+      config: { fixture: 'alert_rule' },
+      schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED whatever the body`, params: Type.Object({ alertRuleId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: Type.Object({ success: Type.Literal(true), data: S.AlertRuleOut }, { description: 'Reserved for a future version; this version answers 501 NOT_IMPLEMENTED' }) } },
+    });
+    reservedRoutes.put('/v1/alert-rules/:alertRuleId', reserved('Update'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
+    reservedRoutes.delete('/v1/alert-rules/:alertRuleId', reserved('Delete'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
   });
-  app.put('/v1/alert-rules/:alertRuleId', reserved('Update'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
-  app.delete('/v1/alert-rules/:alertRuleId', reserved('Delete'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
 }

@@ -124,6 +124,18 @@ describe('PUT and DELETE /v1/alert-rules/{alertRuleId}', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().data[0].name).toBe('x');
   });
 
+  it('answer 501 to a body that is not JSON, any content type, and a key without notifications:write', async () => {
+    const a = await newTenant(t.app);
+    const id = (await post(a.auth, { name: 'x', event_type: 'task.created' })).json().data.id;
+    const readOnly = (await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: a.auth, payload: { name: 'ro', scopes: ['documents:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() } })).json().data.key;
+    for (const method of ['PUT', 'DELETE'] as const) {
+      for (const [type, payload] of [['application/json', 'not json'], ['application/json', '{"a":'], ['text/plain', 'hello'], ['application/octet-stream', Buffer.from([0, 1, 2])]] as const) {
+        errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}`, headers: { ...a.auth, 'content-type': type }, payload }), 501, 'NOT_IMPLEMENTED');
+      }
+      errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${id}`, headers: { authorization: `Bearer ${readOnly}` } }), 501, 'NOT_IMPLEMENTED');
+    }
+  });
+
   it('401 without a credential; 501 for a rule of another organization exactly like a random id; 400 for a non-UUID', async () => {
     const a = await newTenant(t.app);
     const b = await newTenant(t.app);
