@@ -25,14 +25,19 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /**
- * The platform's JSON body parsing, as a content-type parser: an empty body is "no body"; over-deep JSON is refused
+ * The platform's JSON body parsing, as a content-type parser: an empty body is "no body" on a route without a body
+ * schema and 400 INVALID_JSON on one with; over-deep JSON is refused
  * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
  * refused. Also registered for JSON that arrives under another media type (CSP reports: application/csp-report).
  */
 export function jsonBodyParser(maxDepth: number) {
   return (req: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
     const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
+    if (text.trim() === '') {
+      // An empty JSON body is not parseable JSON (spec part 7) where the route takes a body; elsewhere it is no body.
+      if (req.routeOptions.schema?.body) return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
+      return done(null, undefined);
+    }
     if (jsonDepthExceeds(text, maxDepth)) {
       // Spec part 7: 413 carries `details.limit` (here the depth) and `details.maxBytes` (the route's byte limit).
       const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
