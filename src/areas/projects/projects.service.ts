@@ -87,9 +87,14 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
   if (fields.name !== undefined && !fields.name.trim()) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
   if (fields.slug !== undefined) assertSlug(fields.slug);
   try {
-    const { before, after } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    const { before, after, changed } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
       const before = await projectsRepo.byId(sql, p.orgId, projectId, true);
       if (!before) throw notFound('Project');
+      // A PUT that changes nothing (every given field already has its value) writes, audits and emits nothing, as
+      // for tasks; the current project is the answer.
+      const wanted: Record<string, unknown> = { ...fields, ...(fields.name !== undefined ? { name: fields.name.trim() } : {}) };
+      const differs = (k: string) => JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify(wanted[k]);
+      if (!Object.keys(wanted).some(differs)) return { before, after: before, changed: [] as string[] };
       if (fields.slug !== undefined && fields.slug !== before.slug && await projectsRepo.slugTaken(sql, p.orgId, fields.slug, projectId)) throw slugExists(fields.slug);
       if (fields.is_active === true && !before.is_active) await lockAndAssertUnderProjectLimit(sql, ctx);
       const after = (await projectsRepo.update(sql, p.orgId, projectId, {
@@ -101,10 +106,11 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
       if (before.is_active !== after.is_active) {
         await audit(sql, ctx, { action: after.is_active ? 'project.unarchived' : 'project.archived', targetType: 'project', targetId: projectId });
       }
-      return { before, after };
+      return { before, after, changed };
     });
+    if (!changed.length) return after;
     const data = { project_id: projectId, name: after.name, slug: after.slug };
-    emit(ctx, 'project.updated', projectId, { ...data, fields: Object.keys(fields) });
+    emit(ctx, 'project.updated', projectId, { ...data, fields: changed });
     if (before.is_active !== after.is_active) emit(ctx, after.is_active ? 'project.unarchived' : 'project.archived', projectId, data);
     return after;
   } catch (err) {
@@ -117,11 +123,14 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
 export async function deleteProject(ctx: ServiceContext, input: { projectId: string }): Promise<{ id: string; is_active: false }> {
   const p = requirePermission(ctx, 'project.update'); // spec part 3: "caller may update"
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    const row = await projectsRepo.update(sql, p.orgId, input.projectId, { isActive: false, deleted: true });
-    if (!row) throw notFound('Project');
+    const before = await projectsRepo.byId(sql, p.orgId, input.projectId, true);
+    if (!before) throw notFound('Project');
+    // Deleting a deleted project answers the same and changes nothing: no second event, audit row or timestamp.
+    if (!before.is_active && before.deleted_at !== null) return null;
+    const row = (await projectsRepo.update(sql, p.orgId, input.projectId, { isActive: false, deleted: true }))!;
     await audit(sql, ctx, { action: 'project.deleted', targetType: 'project', targetId: input.projectId, details: { slug: row.slug } });
     return row;
   });
-  emit(ctx, 'project.deleted', input.projectId, { project_id: input.projectId, name: row.name, slug: row.slug });
+  if (row) emit(ctx, 'project.deleted', input.projectId, { project_id: input.projectId, name: row.name, slug: row.slug });
   return { id: input.projectId, is_active: false };
 }

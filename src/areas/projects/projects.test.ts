@@ -186,6 +186,24 @@ describe('GET/PUT/DELETE /v1/projects/{projectId}', () => {
     expect(audit.map((r) => r.action)).toEqual(expect.arrayContaining(['project.created', 'project.updated', 'project.archived', 'project.unarchived']));
   });
 
+  it('a PUT that changes nothing and a second DELETE write, audit and emit nothing', async () => {
+    const p = await createProject(t.app, a, { description: 'same' });
+    const auditCount = async () => (await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE org_id = $1 AND target_id = $2`, [a.orgId, p.id]))!.n;
+    const audits = await auditCount();
+    events.length = 0;
+    const same = await t.app.inject({ method: 'PUT', url: `/v1/projects/${p.id}`, headers: a.auth, payload: { name: ` ${p.name} `, description: 'same', is_active: true, visibility: p.visibility } });
+    expect(same.statusCode).toBe(200);
+    expect(same.json().data).toEqual(p); // updated_at unchanged too
+    const d1 = await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: a.auth });
+    const deleted = (await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}`, headers: a.auth })).json().data;
+    const d2 = await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.id}`, headers: a.auth });
+    expect(d2.json()).toEqual(d1.json());
+    expect((await t.app.inject({ method: 'GET', url: `/v1/projects/${p.id}`, headers: a.auth })).json().data).toEqual(deleted);
+    await new Promise((res) => setTimeout(res, 10));
+    expect(events.filter((e) => e.targetId === p.id).map((e) => e.type)).toEqual(['project.deleted']);
+    expect(await auditCount()).toBe(audits + 1);
+  });
+
   it('PUT needs at least one field and rejects bad values; 409 on a taken slug', async () => {
     const p = await createProject(t.app, a);
     const q = await createProject(t.app, a);
