@@ -42,6 +42,11 @@ export interface Config {
   smtpUrl: string | null;
   /** From address of platform mail (password resets, invitations, alerts); required with smtpUrl. */
   smtpFrom: string | null;
+  /**
+   * Whether URLs tenants give (Slack webhooks of alert rules) may point at loopback, private or link-local hosts.
+   * Off unless NODE_ENV is test: a tenant must not make the server call internal hosts (SSRF).
+   */
+  webhookAllowPrivateHosts: boolean;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -99,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobPollMs: int(env.JOB_POLL_MS, nodeEnv === 'test' ? 200 : 1000),
     smtpUrl: env.SMTP_URL || null,
     smtpFrom: env.SMTP_FROM || null,
+    webhookAllowPrivateHosts: bool(env.WEBHOOK_ALLOW_PRIVATE_HOSTS, nodeEnv === 'test'),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);

@@ -12,7 +12,7 @@ const byPlatform = new WeakMap<Platform, WorkspaceAdapters>();
 export function workspaceAdapters(platform: Platform): WorkspaceAdapters {
   let a = byPlatform.get(platform);
   if (!a) {
-    a = { mailer: platformMailer(platform), slack: createSlackWebhook() };
+    a = { mailer: platformMailer(platform), slack: createSlackWebhook({ allowPrivateHosts: platform.config.webhookAllowPrivateHosts }) };
     byPlatform.set(platform, a);
   }
   return a;

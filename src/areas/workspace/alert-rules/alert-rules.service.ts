@@ -2,6 +2,7 @@ import { actor, requirePermission, type ServiceContext } from '../../../core/con
 import { AppError, notFound, validation } from '../../../core/errors.js';
 import { audit } from '../../../core/audit.js';
 import { uuidv7 } from '../../../core/ids.js';
+import { privateUrlProblem } from '../../../core/net/public-address.js';
 import { assertBoundedJson } from '../common.js';
 import { assertConditions } from './conditions.js';
 import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
@@ -34,6 +35,10 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   }
   if (input.slack_webhook_url && ctx.platform.config.nodeEnv === 'production' && !input.slack_webhook_url.startsWith('https://')) {
     throw validation('slack_webhook_url must use https', { field: 'slack_webhook_url' });
+  }
+  const privateProblem = input.slack_webhook_url && !ctx.platform.config.webhookAllowPrivateHosts ? privateUrlProblem(input.slack_webhook_url) : null;
+  if (privateProblem) {
+    throw new AppError('VALIDATION_ERROR', `slack_webhook_url ${privateProblem}; it must be a public internet address`, { field: 'slack_webhook_url', reason: 'PRIVATE_ADDRESS' });
   }
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const r = await alertRulesRepo.insert(sql, {

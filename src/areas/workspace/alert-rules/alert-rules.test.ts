@@ -22,6 +22,20 @@ describe('POST /v1/alert-rules', () => {
     expect(r.json().data.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('refuses a Slack webhook on a loopback, private, link-local or local-name host (400 PRIVATE_ADDRESS) unless allowed', async () => {
+    const guarded = await buildTestApp({ webhookAllowPrivateHosts: false });
+    try {
+      const a = await newTenant(guarded.app);
+      for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://10.0.0.8/x', 'https://localhost/x', 'https://metadata.google.internal/x']) {
+        const res = await guarded.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'task.created', channels: ['slack'], slack_webhook_url: url } });
+        expect(errorOf(res, 400, 'VALIDATION_ERROR').details, url).toMatchObject({ field: 'slack_webhook_url', reason: 'PRIVATE_ADDRESS' });
+      }
+      const ok = await guarded.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'task.created', channels: ['slack'], slack_webhook_url: 'https://hooks.slack.com/services/T0/B0/X' } });
+      expect(ok.statusCode).toBe(201);
+      expect((await guarded.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().pagination.total).toBe(1);
+    } finally { await guarded.close(); }
+  });
+
   it('accepts an event type outside the catalogue and stores it as sent (the spec leaves the catalogue open)', async () => {
     const a = await newTenant(t.app);
     const r = await post(a.auth, { name: 'Custom', event_type: 'task_overdue' });
