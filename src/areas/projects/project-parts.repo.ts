@@ -50,6 +50,10 @@ export const partsRepo = {
       WHERE ph.org_id = $1 AND ph.project_id = $2 ORDER BY ph.sort_order, ph.id LIMIT $3 OFFSET $4`, [orgId, projectId, limit, offset]),
   countPhases: async (sql: Sql, orgId: string, projectId: string) =>
     (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM project_phases WHERE org_id = $1 AND project_id = $2`, [orgId, projectId]))!.n,
+  /** Serializes "after the last phase" per project, so phases created at once get distinct places. */
+  lockPhaseOrder: (sql: Sql, orgId: string, projectId: string) =>
+    sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('phases:' || $1::text || ':' || $2::text, 0))`, [orgId, projectId]),
+
   /** sort_order defaults to one past the last phase. */
   insertPhase: (sql: Sql, ph: { orgId: string; id: string; projectId: string; name: string; description: string | null; sortOrder: number | null }) =>
     sql.one<PhaseRow>(`INSERT INTO project_phases AS ph (org_id, id, project_id, name, description, sort_order)

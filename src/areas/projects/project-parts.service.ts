@@ -70,6 +70,7 @@ export async function createPhase(ctx: ServiceContext, input: ProjectRef & Creat
   if (!name) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await requireProject(sql, p.orgId, input.projectId, { writable: true });
+    if (input.sort_order === undefined) await partsRepo.lockPhaseOrder(sql, p.orgId, input.projectId);
     const row = await partsRepo.insertPhase(sql, {
       orgId: p.orgId, id: uuidv7(), projectId: input.projectId, name, description: input.description ?? null, sortOrder: input.sort_order ?? null,
     });

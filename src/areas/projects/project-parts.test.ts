@@ -107,6 +107,13 @@ describe('phases', () => {
     errorOf(await post(`/v1/projects/${p.id}/phases`, { name: 'x', sort_order: 'one' }), 400, 'VALIDATION_ERROR');
   });
 
+  it('phases created at once without sort_order get distinct places, one after another', async () => {
+    const p = await createProject(t.app, a);
+    const made = await Promise.all(Array.from({ length: 8 }, (_, i) => post(`/v1/projects/${p.id}/phases`, { name: `Phase ${i}` })));
+    expect(made.map((r) => r.statusCode)).toEqual(Array(8).fill(201));
+    expect(made.map((r) => r.json().data.sort_order).sort((x: number, y: number) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
   it('cross-tenant 404', () => crossTenant404('phases', { name: 'x' }));
 });
 
