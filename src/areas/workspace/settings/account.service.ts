@@ -1,5 +1,5 @@
 import { actor, type ServiceContext } from '../../../core/context.js';
-import { notFound } from '../../../core/errors.js';
+import { notFound, validation } from '../../../core/errors.js';
 import { STEP_UP_WINDOW_MS } from '../../../core/http/guard.js';
 import { settingsRepo } from './settings.repo.js';
 import { SYNC_TYPES } from '../../sync/sync.repo.js';
@@ -60,12 +60,37 @@ export async function getSkills(ctx: ServiceContext) {
   return { skills: AI_SKILLS.map((s) => ({ ...s, enabled: overrides[s.key] !== false })) };
 }
 
+const STORAGE_LIMIT_MB = { min: 1, max: 10_240 };
+
+/**
+ * The preference `offline_sync` as PUT /v1/settings/preferences may store it: an object of `enabled` and
+ * `sync_on_reconnect` (booleans) and `storage_limit_mb` (integer 1-10240), each optional; null removes it. Checked
+ * when written, so a client never believes a setting was saved that the sync config would then ignore.
+ */
+export function assertOfflineSyncPreference(value: unknown): void {
+  if (value === null) return;
+  const field = 'preferences.offline_sync';
+  if (typeof value !== 'object' || Array.isArray(value)) throw validation(`${field} must be an object`, { field });
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (k === 'enabled' || k === 'sync_on_reconnect') {
+      if (typeof v !== 'boolean') throw validation(`${field}.${k} must be true or false`, { field: `${field}.${k}` });
+    } else if (k === 'storage_limit_mb') {
+      if (!Number.isInteger(v) || (v as number) < STORAGE_LIMIT_MB.min || (v as number) > STORAGE_LIMIT_MB.max) {
+        throw validation(`${field}.storage_limit_mb must be an integer from ${STORAGE_LIMIT_MB.min} to ${STORAGE_LIMIT_MB.max}`, { field: `${field}.storage_limit_mb` });
+      }
+    } else {
+      throw validation(`${field} has no setting "${k}"; it takes enabled, sync_on_reconnect and storage_limit_mb`, { field: `${field}.${k}`, reason: 'UNKNOWN_FIELD' });
+    }
+  }
+}
+
 /** Spec 2.8 offline sync preferences; the user may override enabled, sync_on_reconnect, storage_limit_mb in preferences.offline_sync. */
 export async function getSyncConfig(ctx: ServiceContext) {
   const p = actor(ctx);
   const prefs = (await ctx.platform.db.tenant(p.orgId, (sql) => settingsRepo.userDoc(sql, p.orgId, p.userId, 'preferences')))?.value ?? {};
   const o = (prefs.offline_sync ?? {}) as Record<string, unknown>;
-  const mb = Number.isInteger(o.storage_limit_mb) && (o.storage_limit_mb as number) >= 1 && (o.storage_limit_mb as number) <= 10_240 ? o.storage_limit_mb as number : 50;
+  // Values stored before they were checked on write may still be out of range: those fall back to the default.
+  const mb = Number.isInteger(o.storage_limit_mb) && (o.storage_limit_mb as number) >= STORAGE_LIMIT_MB.min && (o.storage_limit_mb as number) <= STORAGE_LIMIT_MB.max ? o.storage_limit_mb as number : 50;
   return {
     enabled: typeof o.enabled === 'boolean' ? o.enabled : true,
     max_items: 500 as const,

@@ -4,6 +4,7 @@ import { audit } from '../../../core/audit.js';
 import type { Sql } from '../../../core/db/database.js';
 import { assertBoundedJson, assertSettingKeys, mergeTopLevel } from '../common.js';
 import { settingsRepo } from './settings.repo.js';
+import { assertOfflineSyncPreference } from './account.service.js';
 import { NOTIFICATION_KEYS_MAX, SETTINGS_BOUNDS, STAY_LOGGED_IN_HOURS, type PersonalizationInput } from './settings.schemas.js';
 
 const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
@@ -122,6 +123,7 @@ export async function getPreference(ctx: ServiceContext, key: string) {
 export async function putPreferences(ctx: ServiceContext, patch: Record<string, unknown>) {
   const p = actor(ctx);
   assertSettingKeys('preferences', patch);
+  if (Object.hasOwn(patch, 'offline_sync')) assertOfflineSyncPreference(patch.offline_sync);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const prev = await settingsRepo.userDocForUpdate(sql, p.orgId, p.userId, 'preferences');
     const next = mergeTopLevel(prev?.value ?? {}, patch);

@@ -243,9 +243,24 @@ describe('profile, security, skills, sync-config', () => {
     const a = await newTenant(t.app);
     const d = await req('GET', '/v1/settings/sync-config', a.auth);
     expect(d.json().data).toMatchObject({ enabled: true, max_items: 500, sync_on_reconnect: true, storage_limit_mb: 50 });
-    await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: { enabled: false, storage_limit_mb: 200, max_items: 9 } } });
+    expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: { enabled: false, storage_limit_mb: 200 } } })).statusCode).toBe(200);
     const s = await req('GET', '/v1/settings/sync-config', a.auth);
     expect(s.json().data).toMatchObject({ enabled: false, max_items: 500, storage_limit_mb: 200 });
+  });
+
+  it('refuses an offline_sync preference the sync config could not honour (400), storing nothing', async () => {
+    const a = await newTenant(t.app);
+    for (const [offline, field] of [
+      [{ storage_limit_mb: 0 }, 'preferences.offline_sync.storage_limit_mb'], [{ storage_limit_mb: 10_241 }, 'preferences.offline_sync.storage_limit_mb'],
+      [{ storage_limit_mb: 1.5 }, 'preferences.offline_sync.storage_limit_mb'], [{ enabled: 'yes' }, 'preferences.offline_sync.enabled'],
+      [{ max_items: 9 }, 'preferences.offline_sync.max_items'], ['bad', 'preferences.offline_sync'], [[], 'preferences.offline_sync'],
+    ] as const) {
+      const res = await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: offline } });
+      expect(errorOf(res, 400, 'VALIDATION_ERROR').details, JSON.stringify(offline)).toMatchObject({ field });
+    }
+    expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences).toEqual({});
+    expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: { storage_limit_mb: 10_240, sync_on_reconnect: false } } })).statusCode).toBe(200);
+    expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: null } })).statusCode).toBe(200);
   });
 
   it('every read route needs a credential', async () => {
