@@ -45,6 +45,8 @@ export const accountsRepo = {
       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ORG_COLS}`,
       [o.id, o.name, o.slug, o.planTier, o.subscriptionStatus, o.features, o.isRoot ?? false]) as Promise<OrgRow>,
   slugTaken: async (sql: Sql, slug: string) => !!(await sql.one(`SELECT 1 FROM organizations WHERE slug = $1`, [slug])),
+  /** Serializes organization creations for one slug (or one generated slug's base) until the transaction ends. */
+  lockSlug: (sql: Sql, slug: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('org-slug:' || $1, 0))`, [slug]),
   orgById: (sql: Sql, id: string) => sql.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE o.id = $1 AND o.deleted_at IS NULL`, [id]),
   orgsOfUser: (sql: Sql, userId: string) =>
     sql.query<OrgRow>(`SELECT ${ORG_COLS}, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id

@@ -16,11 +16,16 @@ import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
   let finalSlug = slug;
+  // Creations that want the same slug (two sign-ups naming the same organization) wait for each other here, so the
+  // check below sees the other's committed row: a generated slug then gets a suffix and an explicit one is 409,
+  // instead of a unique violation (500) at the insert.
   if (finalSlug !== undefined) {
     assertSlug(finalSlug);
+    await accountsRepo.lockSlug(sql, finalSlug);
     if (await accountsRepo.slugTaken(sql, finalSlug)) throw conflict(`Organization slug "${finalSlug}" is taken`, { field: 'slug' });
   } else {
     const base = slugify(name);
+    await accountsRepo.lockSlug(sql, base);
     finalSlug = base;
     for (let i = 2; await accountsRepo.slugTaken(sql, finalSlug); i++) finalSlug = `${base}-${i === 2 ? uuidv7().slice(-6) : i}`;
   }
@@ -54,7 +59,9 @@ export async function createOrganization(ctx: ServiceContext, input: CreateOrgIn
       return orgView(ownerId ? { ...org, role: 'owner' } : org);
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'organizations_slug_key')) throw conflict(`Organization slug "${input.slug}" is taken`, { field: 'slug' });
+    if (isUniqueViolation(err, 'organizations_slug_key')) {
+      throw conflict(input.slug !== undefined ? `Organization slug "${input.slug}" is taken` : 'An organization took the generated slug at the same moment; retry', { field: 'slug' });
+    }
     throw err;
   }
 }

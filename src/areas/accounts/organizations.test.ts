@@ -75,6 +75,23 @@ describe('POST /v1/organizations', () => {
     expect(one.slug).not.toBe(two.slug);
   });
 
+  it('organizations created at once from one name all get distinct generated slugs; one explicit slug wins, the others 409', async () => {
+    const a = await newTenant(t.app);
+    const name = `Same Moment ${Date.now()}`;
+    const made = await Promise.all(Array.from({ length: 6 }, () => req('POST', '/v1/organizations', a.auth, { name })));
+    expect(made.map((r) => r.statusCode)).toEqual(Array(6).fill(201));
+    expect(new Set(made.map((r) => r.json().data.slug)).size).toBe(6);
+    const slug = `explicit-${Date.now()}`;
+    const claimed = await Promise.all(Array.from({ length: 4 }, () => req('POST', '/v1/organizations', a.auth, { name: 'x', slug })));
+    expect(claimed.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409]);
+    for (const r of claimed.filter((x) => x.statusCode === 409)) expect(errorOf(r, 409, 'CONFLICT').message).toBe(`Organization slug "${slug}" is taken`);
+    // Sign-ups naming the same organization at once: all succeed.
+    const orgName = `Signup Moment ${Date.now()}`;
+    const signups = await Promise.all(Array.from({ length: 6 }, () => req('POST', '/v1/auth/register', {}, { email: uniqueEmail(), password: STRONG_PASSWORD, name: 'R', organization_name: orgName })));
+    expect(signups.map((r) => r.statusCode)).toEqual(Array(6).fill(201));
+    expect(new Set(signups.map((r) => r.json().data.organization.slug)).size).toBe(6);
+  });
+
   it('rejects bad slugs and bodies with 400 VALIDATION_ERROR', async () => {
     const a = await newTenant(t.app);
     expect(errorOf(await req('POST', '/v1/organizations', a.auth, { name: 'X', slug: 'admin' }), 400, 'VALIDATION_ERROR').message).toContain('RESERVED_SLUG');
