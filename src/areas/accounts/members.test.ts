@@ -190,3 +190,37 @@ describe('DELETE /v1/organizations/current/members/{userId}', () => {
     expect((await me(b.auth)).statusCode).toBe(200);
   });
 });
+
+describe('super-admins of the root organization', () => {
+  it('only a super-admin demotes or removes another super-admin: a root owner gets 403 and nothing changes', async () => {
+    const root = bearer(t.rootKey);
+    const admin = await newTenant(t.app, { name: 'sa' });
+    const owner = await newTenant(t.app, { name: 'ro' });
+    try {
+      expect((await req('POST', MEMBERS, root, { email: admin.email, role: 'super_admin' })).statusCode).toBe(201);
+      expect((await req('POST', MEMBERS, root, { email: owner.email, role: 'owner' })).statusCode).toBe(201);
+      const rootOrgId = (await me(root)).json().data.organization.id;
+      const login = (await req('POST', '/v1/auth/login', {}, { email: owner.email, password: owner.password, organization_id: rootOrgId })).json().data;
+      const asOwner = bearer(login.access_token);
+      expect(errorOf(await req('PUT', `${MEMBERS}/${admin.userId}`, asOwner, { role: 'member' }), 403, 'PERMISSION_DENIED').message).toContain('super-admin');
+      errorOf(await req('DELETE', `${MEMBERS}/${admin.userId}`, asOwner), 403, 'PERMISSION_DENIED');
+      const still = (await req('GET', `${MEMBERS}?limit=100`, root)).json().data.find((m: { user_id: string }) => m.user_id === admin.userId);
+      expect(still.role).toBe('super_admin');
+      // A super-admin may: the root key acts as one.
+      expect((await req('PUT', `${MEMBERS}/${admin.userId}`, root, { role: 'member' })).json().data.role).toBe('member');
+    } finally {
+      await req('DELETE', `${MEMBERS}/${admin.userId}`, root);
+      await req('DELETE', `${MEMBERS}/${owner.userId}`, root);
+    }
+  });
+
+  it('the last super-admin cannot be demoted or removed (409), by anyone', async () => {
+    const { assertSuperAdminChange } = await import('./organizations.service.js');
+    const sqlWith = (others: number) => ({ one: async () => ({ n: others }) }) as never;
+    const superAdmin = { userId: 'u-1', orgId: 'o', role: 'super_admin' } as never;
+    await expect(assertSuperAdminChange(sqlWith(0), superAdmin, 'u-1', 'super_admin')).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(assertSuperAdminChange(sqlWith(0), superAdmin, 'u-2', 'super_admin')).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(assertSuperAdminChange(sqlWith(1), superAdmin, 'u-2', 'super_admin')).resolves.toBeUndefined();
+    await expect(assertSuperAdminChange(sqlWith(0), superAdmin, 'u-2', 'owner')).resolves.toBeUndefined();
+  });
+});

@@ -1,6 +1,7 @@
 import { AppError, conflict, notFound } from '../../core/errors.js';
 import { actor, requirePermission, type Platform, type ServiceContext } from '../../core/context.js';
 import type { Sql } from '../../core/db/database.js';
+import type { Principal } from '../../core/auth/principal.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
@@ -181,6 +182,20 @@ async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Pro
   return (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role IN ('owner','super_admin') AND user_id <> $2`, [orgId, excludingUserId]))!.n;
 }
 
+/**
+ * Guards a change to a super-admin's membership (root organization): only a super-admin may demote or remove
+ * another one (an owner of the root organization cannot strip the platform's administrators, whom it cannot
+ * appoint), and the last super-admin stays (the root key acts as one; the CLI can appoint others).
+ */
+export async function assertSuperAdminChange(sql: Sql, p: Principal, userId: string, currentRole: string): Promise<void> {
+  if (currentRole !== 'super_admin') return;
+  if (userId !== p.userId && p.role !== 'super_admin') {
+    throw new AppError('PERMISSION_DENIED', 'Only a super-admin can change or remove another super-admin', { permission: 'platform.admin' });
+  }
+  const others = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role = 'super_admin' AND user_id <> $2`, [p.orgId, userId]))!.n;
+  if (others === 0) throw conflict('The last super-admin cannot be demoted or removed; appoint another first (platform user create --role super_admin)');
+}
+
 export async function updateMemberRole(ctx: ServiceContext, userId: string, role: string) {
   const p = requirePermission(ctx, 'org.manage_members');
   assertCanGrant(ctx, role, p.org.isRoot);
@@ -190,6 +205,7 @@ export async function updateMemberRole(ctx: ServiceContext, userId: string, role
     if ((current.role === 'owner' || current.role === 'super_admin') && p.role !== 'owner' && p.role !== 'super_admin') {
       throw new AppError('PERMISSION_DENIED', 'Only an owner can change another owner\'s role', { permission: 'org.transfer' });
     }
+    if (role !== current.role) await assertSuperAdminChange(sql, p, userId, current.role);
     if ((current.role === 'owner' || current.role === 'super_admin') && role !== current.role && (await ownersLeft(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be demoted; make someone else owner first');
     }
@@ -211,6 +227,7 @@ export async function removeMember(ctx: ServiceContext, userId: string) {
     if ((current.role === 'owner' || current.role === 'super_admin') && userId !== p.userId && p.role !== 'owner' && p.role !== 'super_admin') {
       throw new AppError('PERMISSION_DENIED', 'Only an owner can remove another owner', { permission: 'org.transfer' });
     }
+    await assertSuperAdminChange(sql, p, userId, current.role);
     if ((current.role === 'owner' || current.role === 'super_admin') && (await ownersLeft(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be removed; make someone else owner first');
     }
