@@ -217,6 +217,13 @@ describe('POST /v1/auth/refresh', () => {
     expect((await me(bearer(fresh.access_token))).statusCode).toBe(200);
   });
 
+  it('refuses the refresh token of an expired session with 401 AUTH_TOKEN_EXPIRED', async () => {
+    const a = await newTenant(t.app);
+    const sid = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString()).sid;
+    await t.platform.db.sys.exec(`UPDATE sessions SET expires_at = now() - interval '1 minute' WHERE id = $1`, [sid]);
+    expect(errorOf(await post('/v1/auth/refresh', { refresh_token: a.refreshToken }), 401, 'AUTH_TOKEN_EXPIRED').message).toBe('Session has expired; sign in again');
+  });
+
   it('refuses unknown tokens with 401 AUTH_TOKEN_INVALID', async () => {
     errorOf(await post('/v1/auth/refresh', { refresh_token: 'rt_not-a-real-token' }), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await post('/v1/auth/refresh', { refresh_token: '' }), 400, 'VALIDATION_ERROR');

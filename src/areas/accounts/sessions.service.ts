@@ -42,7 +42,7 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
       return { error: 'Refresh token was already used; the session has been revoked for safety', revoked: true };
     }
     if (row.revoked_at) return { error: 'Session has ended; sign in again' };
-    if (Date.parse(row.expires_at) <= Date.now()) return { error: 'Session has expired; sign in again' };
+    if (Date.parse(row.expires_at) <= Date.now()) return { error: 'Session has expired; sign in again', expired: true };
     await sql.exec(`UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1`, [hash]);
     const user = await accountsRepo.userById(sql, row.user_id);
     const org = await accountsRepo.orgById(sql, row.org_id);
@@ -59,7 +59,8 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
     };
   });
   if ('revoked' in outcome) ctx.platform.credentials.invalidate();
-  if ('error' in outcome) throw new AppError('AUTH_TOKEN_INVALID', outcome.error!);
+  // Spec part 7: an expired credential is AUTH_TOKEN_EXPIRED; spent, revoked or unknown ones are AUTH_TOKEN_INVALID.
+  if ('error' in outcome) throw new AppError('expired' in outcome ? 'AUTH_TOKEN_EXPIRED' : 'AUTH_TOKEN_INVALID', outcome.error!);
   return outcome.tokens;
 }
 
