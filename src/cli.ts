@@ -137,14 +137,14 @@ An earlier unused reset token of the account stops working. Works for invited ac
 Creates an API key acting as that member of the organization (its power: the member's role
 intersected with the scopes). The key is printed once; only its hash is stored.
   --scopes           comma-separated, e.g. projects:read,documents:write,mcp:* (admin: root super-admins only)
-  --expires-in-days  1 to 366
+  --expires-in-days  1 to 365
 `,
     options: { org: { type: 'string' }, user: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' } },
     required: ['org', 'user', 'name', 'scopes', 'expires-in-days'],
     async run(ctx, v) {
       const daysText = String(v['expires-in-days']);
       const days = Number(daysText);
-      if (!/^\d+$/.test(daysText) || days < 1 || days > 366) throw new AppError('VALIDATION_ERROR', '--expires-in-days must be a whole number from 1 to 366', { field: 'expires-in-days' });
+      if (!/^\d+$/.test(daysText) || days < 1 || days > 365) throw new AppError('VALIDATION_ERROR', '--expires-in-days must be a whole number from 1 to 365', { field: 'expires-in-days' });
       const input = checkBody<S.CreateApiKeyInput>(S.CreateApiKeyBody,
         { name: v.name, scopes: list(v.scopes) ?? [], expires_at: new Date(Date.now() + days * 86_400_000).toISOString() }, { expires_at: 'expires-in-days' });
       const org = await resolveOrganization(ctx, String(v.org));

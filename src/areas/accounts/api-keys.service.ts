@@ -7,7 +7,12 @@ import { generateApiKey } from '../../core/auth/api-key-format.js';
 import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
 
-export const MAX_KEY_LIFETIME_MS = 366 * 86_400_000;
+/** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
+export function latestKeyExpiry(nowMs: number): number {
+  const d = new Date(nowMs);
+  d.setUTCFullYear(d.getUTCFullYear() + 1);
+  return d.getTime();
+}
 
 const KEY_COLS = `id, name, prefix, scopes, expires_at, revoked_at, last_used_at, created_by_user_id, created_at`;
 export interface ApiKeyRow { id: string; name: string; prefix: string; scopes: string[] | null; expires_at: string; revoked_at: string | null; last_used_at: string | null; created_by_user_id: string; created_at: string }
@@ -26,7 +31,7 @@ function validateKeyInput(input: CreateApiKeyInput): void {
   if (unknown.length) throw new AppError('VALIDATION_ERROR', `Unknown scope(s): ${unknown.join(', ')}`, { field: 'scopes', unknown });
   const exp = Date.parse(input.expires_at);
   if (!(exp > Date.now())) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be in the future', { field: 'expires_at' });
-  if (exp - Date.now() > MAX_KEY_LIFETIME_MS) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be at most one year ahead', { field: 'expires_at' });
+  if (exp > latestKeyExpiry(Date.now())) throw new AppError('VALIDATION_ERROR', 'Field "expires_at" must be at most one year ahead', { field: 'expires_at' });
 }
 
 function assertAdminScopeAllowed(input: CreateApiKeyInput, holder: { isRoot: boolean; role: string }): void {

@@ -58,6 +58,11 @@ describe('POST /v1/api-keys', () => {
   it('needs an expiry in the future and at most one year ahead', async () => {
     const a = await newTenant(t.app);
     expect((await createKey(a.auth, { expires_at: inDays(364) })).statusCode).toBe(201);
+    // The limit is one calendar year: the same instant next year is accepted, a day (or 366 days) beyond it is not.
+    const nextYear = new Date(Date.now());
+    nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1);
+    expect((await createKey(a.auth, { expires_at: nextYear.toISOString() })).statusCode).toBe(201);
+    errorOf(await createKey(a.auth, { expires_at: new Date(nextYear.getTime() + 86_400_000).toISOString() }), 400, 'VALIDATION_ERROR');
     errorOf(await createKey(a.auth, { expires_at: inDays(367) }), 400, 'VALIDATION_ERROR');
     errorOf(await createKey(a.auth, { expires_at: inDays(5000) }), 400, 'VALIDATION_ERROR');
     errorOf(await createKey(a.auth, { expires_at: inDays(-1) }), 400, 'VALIDATION_ERROR');
@@ -259,5 +264,14 @@ describe('API key credentials', () => {
     const key = await a.apiKey();
     const id = await keyIdOf(key);
     await expect.poll(async () => (await t.platform.db.sys.one<{ last_used_at: string | null }>(`SELECT last_used_at FROM api_keys WHERE id = $1`, [id]))!.last_used_at).not.toBeNull();
+  });
+});
+
+describe('latestKeyExpiry', () => {
+  it('is the same instant one calendar year ahead; from 29 February, 1 March', async () => {
+    const { latestKeyExpiry } = await import('./api-keys.service.js');
+    expect(new Date(latestKeyExpiry(Date.parse('2026-11-21T09:22:53.000Z'))).toISOString()).toBe('2027-11-21T09:22:53.000Z');
+    expect(new Date(latestKeyExpiry(Date.parse('2028-02-29T12:00:00.000Z'))).toISOString()).toBe('2029-03-01T12:00:00.000Z');
+    expect(new Date(latestKeyExpiry(Date.parse('2027-03-01T00:00:00.000Z'))).toISOString()).toBe('2028-03-01T00:00:00.000Z');
   });
 });
