@@ -17,7 +17,7 @@ export default async function organizationRoutes(app: FastifyInstance) {
   app.post('/v1/organizations', { config: { credentials: ['user'] }, schema: { summary: 'Create an organization; the caller becomes its owner', body: S.CreateOrgBody, response: { 201: Envelope(S.OrganizationOut) } } },
     async (req, reply) => reply.code(201).send(ok(await orgs.createOrganization(req.ctx, req.body as S.CreateOrgInput))));
 
-  app.get('/v1/organizations/current', { schema: { summary: 'The organization of the credential', response: { 200: Envelope(S.OrganizationOut) } } },
+  app.get('/v1/organizations/current', { config: { scope: 'settings:read' }, schema: { summary: 'The organization of the credential', response: { 200: Envelope(S.OrganizationOut) } } },
     async (req) => ok(await orgs.getCurrentOrganization(req.ctx)));
 
   app.put('/v1/organizations/current', { config: { scope: 'settings:write', permission: 'org.manage_settings' }, schema: { summary: 'Update name, settings or session length', body: S.UpdateOrgBody, response: { 200: Envelope(S.OrganizationOut) } } },
@@ -26,7 +26,7 @@ export default async function organizationRoutes(app: FastifyInstance) {
   app.delete('/v1/organizations/current', { config: { permission: 'org.delete', credentials: ['user'] }, schema: { summary: 'Delete the organization of the session (soft delete; all its credentials stop working)', response: { 200: Envelope(Type.Object({ id: S.Uuid, deleted: Type.Boolean() })) } } },
     async (req) => ok(await orgs.deleteOrganization(req.ctx, req.principal!.orgId)));
 
-  app.get('/v1/organizations/current/members', { schema: { summary: 'Members of the organization', querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.MemberOut)) } } },
+  app.get('/v1/organizations/current/members', { config: { scope: 'settings:read' }, schema: { summary: 'Members of the organization', querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.MemberOut)) } } },
     async (req) => {
       const q = req.query as { limit: number; offset: number };
       const { items, total } = await orgs.listMembers(req.ctx, q);

@@ -159,6 +159,17 @@ describe('GET and PUT /v1/organizations/current', () => {
     errorOf(await req('PUT', '/v1/organizations/current', bearer(await a.apiKey(['projects:write'])), { name: 'Nope' }), 403, 'FORBIDDEN');
     expect((await req('PUT', '/v1/organizations/current', bearer(await a.apiKey(['settings:write'])), { name: 'By key' })).statusCode).toBe(200);
   });
+
+  it('reading the organization and its members needs settings:read for keys (403 FORBIDDEN for a projects key)', async () => {
+    const a = await newTenant(t.app);
+    const projectsKey = bearer(await a.apiKey(['projects:read']));
+    const settingsKey = bearer(await a.apiKey(['settings:read']));
+    for (const url of ['/v1/organizations/current', '/v1/organizations/current/members']) {
+      expect(errorOf(await req('GET', url, projectsKey), 403, 'FORBIDDEN').details).toMatchObject({ requiredScope: 'settings:read' });
+      expect((await req('GET', url, settingsKey)).statusCode).toBe(200);
+      expect((await req('GET', url, a.auth)).statusCode).toBe(200);
+    }
+  });
 });
 
 describe('DELETE /v1/organizations/current', () => {
