@@ -11,7 +11,7 @@ import * as repo from './documents.repo.js';
 import { MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
 import { replaceContent } from './collab.service.js';
-import { parseWorkbook } from './sheet-model.js';
+import { validateDeck, validateWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
 import { SEARCH_CACHE_DEPTH, searchCache, type SearchCache, type SearchCacheEntry } from './search-cache.js';
 
@@ -102,6 +102,8 @@ export async function createDocument(ctx: ServiceContext, input: CreateDocumentI
   assertContentSize(input.content);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
+  if (input.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
+  if (input.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id);
@@ -229,7 +231,9 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
-    if (before.kind === 'sheet' && input.content !== undefined) parseWorkbook(input.content);
+    // Sheets and decks hold a JSON model (docs/documents.md); content that is not one is refused, nothing is written.
+    if (before.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
+    if (before.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
     if (before.kind !== 'document' && input.content_type !== undefined) throw validation(`The content type of a ${before.kind} cannot change`, { field: 'content_type' });
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
     let r: repo.DocumentRow | undefined;

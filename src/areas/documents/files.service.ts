@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { ServiceContext } from '../../core/context.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { audit } from '../../core/audit.js';
-import { uuidv7, isUuid } from '../../core/ids.js';
+import { uuidv7 } from '../../core/ids.js';
 import { safeEqual } from '../../core/crypto.js';
 import { checkNeeds, bearerToken } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
@@ -77,6 +77,14 @@ export async function createSignedUrl(ctx: ServiceContext, input: { id: string; 
 export interface FileAccess { id: string; org?: string | string[]; exp?: string | string[]; sig?: string | string[]; authorization?: string }
 
 const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expired or invalid');
+/**
+ * The canonical spelling of a signed URL's parameters, as createSignedUrl writes them: the organization id as a
+ * lower-case UUID, `exp` as a decimal integer without sign or leading zeros (12 digits at most), `sig` as 64
+ * lower-case hex digits. Anything else is refused like a wrong signature: one URL, one spelling.
+ */
+const CANONICAL_ORG = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CANONICAL_EXP = /^[1-9][0-9]{0,11}$/;
+const CANONICAL_SIG = /^[0-9a-f]{64}$/;
 
 /**
  * Who may read the file: with any of org/exp/sig present, only the signature counts (the bearer header
@@ -85,12 +93,13 @@ const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expir
 async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string> {
   if (a.org !== undefined || a.exp !== undefined || a.sig !== undefined) {
     if (typeof a.org !== 'string' || typeof a.exp !== 'string' || typeof a.sig !== 'string') throw badSignature();
+    // Only the spelling createSignedUrl issues is accepted; any other (upper case, padding, a sign) is an altered URL.
+    if (!CANONICAL_ORG.test(a.org) || !CANONICAL_EXP.test(a.exp) || !CANONICAL_SIG.test(a.sig)) throw badSignature();
     const exp = Number(a.exp);
-    if (!a.org || !a.exp || !a.sig || !isUuid(a.org) || !/^\d{1,12}$/.test(a.exp) || !/^[0-9a-f]{64}$/i.test(a.sig)) throw badSignature();
-    const expected = signFile(documentsDeps(ctx.platform).urlSecret, a.org.toLowerCase(), a.id, exp);
-    const valid = safeEqual(expected, a.sig.toLowerCase());
+    const expected = signFile(documentsDeps(ctx.platform).urlSecret, a.org, a.id, exp);
+    const valid = safeEqual(expected, a.sig);
     if (!valid || exp * 1000 <= Date.now()) throw badSignature();
-    return a.org.toLowerCase();
+    return a.org;
   }
   const principal = await ctx.platform.credentials.resolve(bearerToken(a.authorization));
   checkNeeds({ feature: 'documents', scope: 'documents:read', permission: 'document.view' }, principal);

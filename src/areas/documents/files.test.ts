@@ -86,6 +86,33 @@ describe('document files', () => {
     errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth, payload: { expires_in: 5 } }), 400, 'VALIDATION_ERROR');
   });
 
+  it('signed URLs accept only the spelling the signing route issues: altered case, padding or sign is 401 UNAUTHORIZED', async () => {
+    const id = await newDoc(a);
+    await upload(a, id, PDF);
+    const { url } = (await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth })).json().data;
+    const u = new URL(url, 'http://x');
+    const q = Object.fromEntries(u.searchParams) as { org: string; exp: string; sig: string };
+    // The issued spelling: lower-case UUID, decimal exp without padding, 64 lower-case hex digits.
+    expect(q.org).toBe(a.orgId.toLowerCase());
+    expect(q.exp).toMatch(/^[1-9][0-9]*$/);
+    expect(q.sig).toMatch(/^[0-9a-f]{64}$/);
+    expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+    const go = (patch: Record<string, string>) => t.app.inject({ method: 'GET', url: `${u.pathname}?${new URLSearchParams({ ...q, ...patch })}` });
+    const wrong = errorOf(await go({ sig: q.sig.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) }), 401, 'UNAUTHORIZED');
+    const altered: Array<Record<string, string>> = [
+      { sig: q.sig.toUpperCase() }, { sig: q.sig.replace(/[a-f]/, (c) => c.toUpperCase()) }, { sig: ` ${q.sig}` }, { sig: q.sig.slice(0, 63) },
+      { org: q.org.toUpperCase() }, { org: `{${q.org}}` }, { org: q.org.replace(/-/g, '') },
+      { exp: `0${q.exp}` }, { exp: `00${q.exp}` }, { exp: `+${q.exp}` }, { exp: `${q.exp}.0` }, { exp: ` ${q.exp}` }, { exp: `${q.exp} ` }, { exp: '' },
+      { exp: `0x${Number(q.exp).toString(16)}` }, { exp: `${Number(q.exp) / 1000}e3` },
+    ];
+    for (const patch of altered) {
+      const e = errorOf(await go(patch), 401, 'UNAUTHORIZED');
+      expect(e).toEqual(wrong);
+    }
+    // The canonical link still works afterwards.
+    expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+  });
+
   it('a deleted file is 404 with details.code FILE_DELETED, also for signed links', async () => {
     const id = await newDoc(a);
     await upload(a, id, PDF);

@@ -4,7 +4,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB } from './documents.service.js';
-import { evaluate, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { evaluate, parseRef, parseWorkbook, unstorableText, type CellValue, type Workbook } from './sheet-model.js';
 
 export interface SheetSession { principal: Principal; documentId: string; capability: 'read' | 'write' }
 
@@ -37,6 +37,12 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
   if (e.formula !== undefined && e.formula !== null && (typeof e.formula !== 'string' || !e.formula.startsWith('=') || e.formula.length > 8192)) throw validation('"formula" must start with =', { field: 'formula' });
   if (e.value !== undefined && e.value !== null && !['string', 'number', 'boolean'].includes(typeof e.value)) throw validation('"value" must be a string, number, boolean or null', { field: 'value' });
   if (typeof e.value === 'string' && e.value.length > 32_768) throw validation('"value" is too long', { field: 'value' });
+  // What the REST API refuses (core assertStorableText) is refused here too, before anything is read or written.
+  for (const field of ['value', 'formula'] as const) {
+    const text = e[field];
+    const flaw = typeof text === 'string' ? unstorableText(text) : null;
+    if (flaw) throw validation(`"${field}" ${flaw}`, { field, reason: 'UNSTORABLE_CHARACTER' });
+  }
   const orgId = s.principal.orgId;
   return platform.db.tenantTx(orgId, async (sql) => {
     const row = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, s.documentId]);

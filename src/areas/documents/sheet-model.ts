@@ -1,4 +1,5 @@
-import { validation } from '../../core/errors.js';
+import { AppError, validation } from '../../core/errors.js';
+import { assertStorableText, charLength } from '../../core/text.js';
 
 /**
  * Spreadsheet content, stored as JSON in the document's `content`:
@@ -31,6 +32,43 @@ export function colName(col: number): string {
   return s;
 }
 
+const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * Why `text` cannot be stored, phrased to follow a field name ("must not contain the NUL character ..."), or null.
+ * The same two flaws core assertStorableText refuses in REST bodies: the NUL character and an unpaired surrogate.
+ */
+export function unstorableText(text: string): string | null {
+  if (!wellFormed(text)) return SURROGATE_FLAW;
+  if (text.includes('\u0000')) return NUL_FLAW;
+  return null;
+}
+const SURROGATE_FLAW = 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored';
+const NUL_FLAW = 'must not contain the NUL character (\\u0000), which cannot be stored';
+
+/**
+ * Refuses parsed sheet or deck content holding a NUL or an unpaired surrogate anywhere (keys included): the JSON text
+ * may carry them escaped (`\u0000`), which text storage would take, but the REST API refuses them everywhere else and
+ * exports could not write them. 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, field `content`, `path` inside it.
+ */
+function assertStorableModel(model: unknown): void {
+  try {
+    assertStorableText(model, { nul: true });
+  } catch (err) {
+    const e = err as AppError;
+    const path = typeof e.details?.field === 'string' ? e.details.field : '';
+    const flaw = e.message.includes('NUL character') ? NUL_FLAW : SURROGATE_FLAW;
+    throw new AppError('VALIDATION_ERROR', `Field "content" ${flaw}${path ? ` (at ${path})` : ''}`, { reason: 'UNSTORABLE_CHARACTER', field: 'content', ...(path ? { path } : {}) });
+  }
+}
+
+/** Sheet content as written by a client (REST PUT): the model parseWorkbook checks, and only storable text. */
+export function validateWorkbook(content: string): Workbook {
+  const wb = parseWorkbook(content);
+  assertStorableModel(wb);
+  return wb;
+}
+
 /** Parses and checks stored sheet content; a malformed model is a VALIDATION_ERROR. */
 export function parseWorkbook(content: string): Workbook {
   let wb: unknown;
@@ -48,29 +86,82 @@ export function parseWorkbook(content: string): Workbook {
   return w;
 }
 
+/**
+ * Deck content: `{"slides":[{"id":"s1","title":"Intro","body":"..."}]}`. Other keys of the deck or of a slide
+ * (speaker notes, layout) are kept as sent.
+ */
+export interface Slide { id: string; title: string; body: string }
+export interface Deck { slides: Slide[] }
+export const MAX_SLIDES = 1000;
+export const MAX_SLIDE_ID = 100;
+export const MAX_SLIDE_TITLE = 500;
+
+/**
+ * Checks deck content a client writes (REST PUT of a deck): JSON, an object with 1-MAX_SLIDES slides, each an object
+ * with a unique `id` of 1-100 characters, a `title` of at most 500 characters and a `body` text (bounded by the
+ * document content limit only), and only storable text. A VALIDATION_ERROR (field `content`) names what is wrong.
+ */
+export function validateDeck(content: string): Deck {
+  let deck: unknown;
+  try { deck = JSON.parse(content); } catch { throw validation('Deck content must be JSON', { field: 'content' }); }
+  if (!deck || typeof deck !== 'object' || Array.isArray(deck)) throw validation('Deck content must be an object {"slides":[...]}', { field: 'content' });
+  const slides = (deck as { slides?: unknown }).slides;
+  if (!Array.isArray(slides) || slides.length === 0 || slides.length > MAX_SLIDES) throw validation(`Deck content needs 1-${MAX_SLIDES} slides`, { field: 'content' });
+  const ids = new Set<string>();
+  slides.forEach((slide: unknown, i) => {
+    if (!slide || typeof slide !== 'object' || Array.isArray(slide)) throw validation(`Slide ${i} must be an object with id, title and body`, { field: 'content' });
+    const { id, title, body } = slide as Record<string, unknown>;
+    if (typeof id !== 'string' || id.length === 0 || charLength(id) > MAX_SLIDE_ID) throw validation(`Slide ${i} needs an "id" of 1-${MAX_SLIDE_ID} characters`, { field: 'content' });
+    if (ids.has(id)) throw validation(`Slide ${i} repeats the id "${id}"`, { field: 'content' });
+    ids.add(id);
+    if (typeof title !== 'string' || charLength(title) > MAX_SLIDE_TITLE) throw validation(`Slide ${i} needs a "title" of at most ${MAX_SLIDE_TITLE} characters`, { field: 'content' });
+    if (typeof body !== 'string') throw validation(`Slide ${i} needs a "body" text`, { field: 'content' });
+  });
+  assertStorableModel(deck);
+  return deck as Deck;
+}
+
 type Val = number | string | boolean | null | Val[];
+
+/** Thrown through the evaluation of every formula on or depending on a reference cycle. */
+class Cycle extends Error {}
+const CYCLE = '#CYCLE!';
 
 /**
  * Evaluates formulas: numbers, strings, cell references and ranges, + - * / ^ &, comparison, parentheses,
- * and SUM, AVERAGE, MIN, MAX, COUNT, IF, ROUND, ABS, CONCAT. Errors show as "#ERROR!", cycles as "#CYCLE!".
+ * and SUM, AVERAGE, MIN, MAX, COUNT, IF, ROUND, ABS, CONCAT. Errors show as "#ERROR!", cycles as "#CYCLE!":
+ * a cell on a cycle (itself, `=C2+1` in C2, or through others) and every formula that reads one show "#CYCLE!"
+ * (the cycle propagates like an error value, whatever the operator), the same whichever cell is asked first.
  */
 export function evaluate(sheet: Sheet): (ref: string) => CellValue {
   const cache = new Map<string, CellValue>();
+  const cyclic = new Set<string>();
   const active = new Set<string>();
-  const valueOf = (ref: string): CellValue => {
+  // The value a formula reads; throws Cycle when the cell is on, or depends on, a cycle.
+  const read = (ref: string): CellValue => {
+    if (cyclic.has(ref)) throw new Cycle();
     if (cache.has(ref)) return cache.get(ref)!;
     const cell = sheet.cells[ref];
     if (!cell) return null;
     if (!cell.f) return cell.v ?? null;
-    if (active.has(ref)) return '#CYCLE!';
+    if (active.has(ref)) throw new Cycle();
     active.add(ref);
     let out: CellValue;
-    try { const r = new Parser(cell.f.slice(1), valueOf).run(); out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r; } catch { out = '#ERROR!'; }
-    active.delete(ref);
+    try {
+      const r = new Parser(cell.f.slice(1), read).run();
+      out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r;
+    } catch (err) {
+      if (err instanceof Cycle) { cyclic.add(ref); throw err; }
+      out = '#ERROR!';
+    } finally {
+      active.delete(ref);
+    }
     cache.set(ref, out);
     return out;
   };
-  return valueOf;
+  return (ref) => {
+    try { return read(ref); } catch (err) { if (err instanceof Cycle) return CYCLE; throw err; }
+  };
 }
 
 const num = (v: Val): number => (typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : v === null || v === '' ? 0 : Number.isFinite(Number(v)) ? Number(v) : (() => { throw new Error('not a number'); })());

@@ -59,12 +59,28 @@ const EXPORT_PARAMS = ['format', 'sheet_id', 'header_row', 'value_mode', 'filena
 
 const FORMATS = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;
 
+/**
+ * Text an export writes: a NUL character (content stored before sheets refused it) becomes U+FFFD, the replacement
+ * character, so no export holds a NUL byte (CSV readers stop or fail at one; XML cannot hold it); an unpaired
+ * surrogate becomes U+FFFD too (what UTF-8 encoding writes for it anyway).
+ */
+export const exportText = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed().replace(/\u0000/g, '\uFFFD');
+
 /** CSV/TSV cells that a spreadsheet program would run as a formula get a leading apostrophe (OWASP CSV injection). */
 export function safeText(v: CellValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return /^[=+\-@\t\r|]/.test(v) ? `'${v}` : v;
+  const text = exportText(v);
+  return /^[=+\-@\t\r|]/.test(text) ? `'${text}` : text;
 }
+
+/**
+ * What an export's file name must not carry: path and reserved characters, control characters (Cc), and format
+ * characters (Cf): the bidi controls U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, which make "invoice\u202Efdp.exe"
+ * read as "invoiceexe.pdf", and the invisible ones (soft hyphen, zero-width space, BOM...); also lone surrogates
+ * (Cs), which have no UTF-8 form, and the line and paragraph separators. Each run becomes one "_".
+ */
+const UNSAFE_FILENAME = /[\\/:*?"<>|\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]+/gu;
 
 function delimited(rows: CellValue[][], sep: ',' | '\t'): string {
   const quote = (s: string) => (sep === ',' ? (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s) : s.replace(/[\t\r\n]/g, ' '));
@@ -110,7 +126,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   // otherwise build billions of cells and exhaust the memory of the server.
   const cells = chosen.reduce((n, s) => n + gridSize(s), 0);
   if (cells > MAX_EXPORT_CELLS) throw validation(`The export would span ${cells} cells (rows × columns up to the last used cell); the limit is ${MAX_EXPORT_CELLS}`, { field: 'sheet_id', limit: MAX_EXPORT_CELLS });
-  const base = (q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, '').replace(/[\\/:*?"<>|\x00-\x1f]+/g, '_').trim() || 'sheet';
+  const base = (q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, '').replace(UNSAFE_FILENAME, '_').trim() || 'sheet';
   const filename = `${base}.${format}`;
 
   if (format !== 'xlsx') {
@@ -121,15 +137,16 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   const book = new ExcelJS.Workbook();
   book.creator = 'platform-api';
   for (const s of chosen) {
-    const ws = book.addWorksheet(s.name.slice(0, 31).replace(/[\\/?*[\]:]/g, '_') || 'Sheet');
+    const ws = book.addWorksheet(exportText(s.name).slice(0, 31).replace(/[\\/?*[\]:]/g, '_') || 'Sheet');
     let rows = sheetRows(s, 'displayed');
     if (!headerRow) rows = rows.slice(1);
     const offset = headerRow ? 0 : 1;
     rows.forEach((r, i) => r.forEach((v, c) => {
       const cell = ws.getCell(i + 1, c + 1);
       const stored = s.cells[ref(c, i + offset)];
-      if (mode === 'raw' && stored?.f) cell.value = { formula: stored.f.slice(1), result: v as never };
-      else cell.value = v as ExcelJS.CellValue;
+      const shown = typeof v === 'string' ? exportText(v) : v;
+      if (mode === 'raw' && stored?.f) cell.value = { formula: exportText(stored.f.slice(1)), result: shown as never };
+      else cell.value = shown as ExcelJS.CellValue;
     }));
     if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
   }

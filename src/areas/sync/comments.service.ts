@@ -1,6 +1,8 @@
 import type { ServiceContext } from '../../core/context.js';
 import { requirePermission } from '../../core/context.js';
 import { notFound, permissionDenied } from '../../core/errors.js';
+import { checkNeeds } from '../../core/http/guard.js';
+import type { Feature } from '../../core/config.js';
 import { audit } from '../../core/audit.js';
 import { uuidv7 } from '../../core/ids.js';
 import type { Sql } from '../../core/db/database.js';
@@ -11,6 +13,17 @@ const COLS = 'id, org_id, target_type, target_id, body, author_id, created_at, u
 const VIEW = { document: 'document.view', task: 'task.view' } as const;
 const WRITE = { document: 'document.update', task: 'task.update' } as const;
 type Target = keyof typeof VIEW;
+/** The feature a target type belongs to (a document's comments are part of documents); tasks need none of their own here. */
+const FEATURE: Record<Target, Feature | null> = { document: 'documents', task: null };
+
+/**
+ * Comments on a document are off with the documents feature: 403 FEATURE_DISABLED, as the core route guard answers
+ * for every documents route (checked before the permission, in the architecture's auth order).
+ */
+function assertTargetFeature(ctx: ServiceContext, type: Target): void {
+  const feature = FEATURE[type];
+  if (feature && ctx.principal) checkNeeds({ feature }, ctx.principal);
+}
 
 async function targetExists(sql: Sql, orgId: string, type: Target, id: string) {
   const table = type === 'document' ? 'documents' : 'tasks';
@@ -19,6 +32,7 @@ async function targetExists(sql: Sql, orgId: string, type: Target, id: string) {
 
 /** Comments on a document or a task, oldest first (a discussion reads top-down). */
 export async function listComments(ctx: ServiceContext, q: { target_type: Target; target_id: string; limit: number; offset: number }) {
+  assertTargetFeature(ctx, q.target_type);
   const p = requirePermission(ctx, VIEW[q.target_type]);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
     await targetExists(sql, p.orgId, q.target_type, q.target_id);
@@ -29,6 +43,7 @@ export async function listComments(ctx: ServiceContext, q: { target_type: Target
 }
 
 export async function createComment(ctx: ServiceContext, input: CreateCommentInput) {
+  assertTargetFeature(ctx, input.target_type);
   const p = requirePermission(ctx, WRITE[input.target_type]);
   await moderate(ctx, [input.body]);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
@@ -42,7 +57,9 @@ export async function createComment(ctx: ServiceContext, input: CreateCommentInp
 
 async function ownComment(sql: Sql, ctx: ServiceContext, orgId: string, id: string, adminPermission?: string) {
   const row = await sql.one<{ author_id: string | null; target_type: Target }>(`SELECT author_id, target_type FROM comments WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
-  if (!row || !ctx.principal!.permissions.has(VIEW[row.target_type])) throw notFound('Comment');
+  if (!row) throw notFound('Comment');
+  assertTargetFeature(ctx, row.target_type);
+  if (!ctx.principal!.permissions.has(VIEW[row.target_type])) throw notFound('Comment');
   const mayModerate = adminPermission && ctx.principal!.permissions.has(adminPermission);
   if (row.author_id !== ctx.principal!.userId && !mayModerate) throw permissionDenied(adminPermission ?? 'comment.author');
   return row;

@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import ExcelJS from 'exceljs';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { evaluate, sheetRows } from './sheet-model.js';
+import { editCell, openSheetSession } from './sheet-edit.service.js';
+
+/** Sheet and deck content rules: storable text, formula cycles, deck validation, export file names. */
+let t: TestApp;
+let a: Tenant;
+let projectId: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  a = await newTenant(t.app);
+  projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Content home' } })).json().data.id;
+});
+afterAll(async () => { await t?.close(); });
+
+const create = (who: Tenant, seg: string, payload: unknown, pid = projectId) =>
+  t.app.inject({ method: 'POST', url: `/v1/projects/${pid}/${seg}`, headers: who.auth, payload: payload as object });
+
+const putContent = (id: string, content: unknown) =>
+  t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: typeof content === 'string' ? content : JSON.stringify(content) } });
+const storedContent = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string;
+
+describe('text a sheet cannot store (NUL, unpaired surrogates)', () => {
+  it('a socket edit whose value or formula holds NUL or an unpaired surrogate is refused with VALIDATION_ERROR and nothing is stored', async () => {
+    const id = (await create(a, 'sheets', { name: 'Socket NUL' })).json().data.document.id;
+    const s = await openSheetSession(t.platform, a.token, id);
+    await editCell(t.platform, s, { sheet: 0, cell: 'A1', value: 'kept' });
+    const before = await storedContent(id);
+    const cases: Array<[Parameters<typeof editCell>[2], string]> = [
+      [{ sheet: 0, cell: 'A1', value: 'a\u0000b' }, '"value" must not contain the NUL character (\\u0000), which cannot be stored'],
+      [{ sheet: 0, cell: 'A2', value: '\u0000' }, '"value" must not contain the NUL character (\\u0000), which cannot be stored'],
+      [{ sheet: 0, cell: 'A1', value: 'x\ud800y' }, '"value" contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored'],
+      [{ sheet: 0, cell: 'A1', formula: '="a\u0000"' }, '"formula" must not contain the NUL character (\\u0000), which cannot be stored'],
+      [{ sheet: 0, cell: 'A1', formula: '="\udc00"' }, '"formula" contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored'],
+    ];
+    for (const [edit, message] of cases) {
+      await expect(editCell(t.platform, s, edit)).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR', message, details: { reason: 'UNSTORABLE_CHARACTER', field: edit.formula !== undefined ? 'formula' : 'value' },
+      });
+    }
+    expect(await storedContent(id)).toBe(before);
+    // A paired surrogate (an emoji) is ordinary text.
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'A1', value: '😀' })).data).toEqual({ v: '😀' });
+  });
+
+  it('PUT of sheet content with an escaped NUL or unpaired surrogate in the JSON is 400 VALIDATION_ERROR (UNSTORABLE_CHARACTER)', async () => {
+    const id = (await create(a, 'sheets', { name: 'PUT NUL' })).json().data.document.id;
+    const before = await storedContent(id);
+    const nul = errorOf(await putContent(id, '{"sheets":[{"name":"S","cells":{"A1":{"v":"a\\u0000b"}}}]}'), 400, 'VALIDATION_ERROR');
+    expect(nul).toMatchObject({ message: 'Field "content" must not contain the NUL character (\\u0000), which cannot be stored (at sheets[0].cells.A1.v)',
+      details: { reason: 'UNSTORABLE_CHARACTER', field: 'content', path: 'sheets[0].cells.A1.v' } });
+    const sur = errorOf(await putContent(id, '{"sheets":[{"name":"S\\ud800","cells":{}}]}'), 400, 'VALIDATION_ERROR');
+    expect(sur.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER', field: 'content', path: 'sheets[0].name' });
+    expect(await storedContent(id)).toBe(before);
+  });
+
+  it('csv and tsv exports never write a NUL byte, even for content stored before the check: U+FFFD stands in for it', async () => {
+    const id = (await create(a, 'sheets', { name: 'Old NUL' })).json().data.document.id;
+    const old = { sheets: [{ name: 'S', cells: { A1: { v: 'h' }, A2: { v: 'a\u0000b' }, B2: { f: '=A2&"\u0000"' }, A3: { v: '\u0000=cmd' } } }] };
+    await t.platform.db.sys.exec(`UPDATE documents SET content = $2 WHERE id = $1`, [id, JSON.stringify(old)]);
+    for (const q of ['format=csv&sheet_id=0', 'format=tsv&sheet_id=0', 'format=csv&sheet_id=0&value_mode=raw']) {
+      const r = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&${q}` });
+      expect(r.statusCode).toBe(200);
+      expect(r.rawPayload.includes(0)).toBe(false);
+      expect(r.body).toContain('a\ufffdb');
+    }
+    const csv = (await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` })).body;
+    expect(csv).toBe('h,\r\na\ufffdb,a\ufffdb\ufffd\r\n\ufffd=cmd,\r\n');
+    const xlsx = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx` });
+    expect(xlsx.statusCode).toBe(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    expect(book.worksheets[0].getCell('A2').value).toBe('a\ufffdb');
+  });
+});
+
+describe('formula cycles', () => {
+  it('direct and indirect cycles display #CYCLE!, and so do cells that depend on one, whatever the order of evaluation', () => {
+    const cells = { C2: { f: '=C2+1' }, A1: { f: '=B1+1' }, B1: { f: '=A1*2' }, D1: { f: '=A1+1' }, E1: { f: '=C2&"x"' }, F1: { f: '=SUM(A1:B1)' }, G1: { v: 5 }, G2: { f: '=G1*2' }, H1: { f: '=1/0+A1' } };
+    const expected = { C2: '#CYCLE!', A1: '#CYCLE!', B1: '#CYCLE!', D1: '#CYCLE!', E1: '#CYCLE!', F1: '#CYCLE!', G1: 5, G2: 10, H1: '#ERROR!' };
+    for (const order of [Object.keys(cells), Object.keys(cells).reverse()]) {
+      const v = evaluate({ name: 's', cells });
+      expect(Object.fromEntries(order.map((r) => [r, v(r)]))).toEqual(expected);
+    }
+    expect(sheetRows({ name: 's', cells: { A1: { f: '=A1' }, B1: { f: '=A1+1' } } }, 'displayed')).toEqual([['#CYCLE!', '#CYCLE!']]);
+  });
+
+  it('a self-referencing formula set over the socket displays #CYCLE!, in the edit answer and in exports', async () => {
+    const id = (await create(a, 'sheets', { name: 'Cycles' })).json().data.document.id;
+    const s = await openSheetSession(t.platform, a.token, id);
+    await editCell(t.platform, s, { sheet: 0, cell: 'A1', value: 'x' });
+    const r = await editCell(t.platform, s, { sheet: 0, cell: 'C2', formula: '=C2+1' });
+    expect(r.display).toEqual({ A1: 'x', C2: '#CYCLE!' });
+    const csv = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` });
+    expect(csv.body).toBe('x,,\r\n,,#CYCLE!\r\n');
+    const xlsx = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx` });
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    expect(book.worksheets[0].getCell('C2').value).toBe('#CYCLE!');
+  });
+});
+
+describe('deck content', () => {
+  const deck = (slides: unknown) => ({ slides });
+  it('PUT of a deck validates its content: JSON, {"slides":[{id,title,body}]}, 1-1000 slides, unique ids, bounded fields', async () => {
+    const id = (await create(a, 'slides', { name: 'Validated deck' })).json().data.document.id;
+    const before = await storedContent(id);
+    const bad: Array<[unknown, string]> = [
+      ['garbage', 'Deck content must be JSON'],
+      ['', 'Deck content must be JSON'],
+      ['[]', 'Deck content must be an object {"slides":[...]}'],
+      ['null', 'Deck content must be an object {"slides":[...]}'],
+      [{}, 'Deck content needs 1-1000 slides'],
+      [deck('x'), 'Deck content needs 1-1000 slides'],
+      [deck([]), 'Deck content needs 1-1000 slides'],
+      [deck(Array.from({ length: 1001 }, (_, i) => ({ id: `s${i}`, title: '', body: '' }))), 'Deck content needs 1-1000 slides'],
+      [deck(['s1']), 'Slide 0 must be an object with id, title and body'],
+      [deck([{ title: '', body: '' }]), 'Slide 0 needs an "id" of 1-100 characters'],
+      [deck([{ id: '', title: '', body: '' }]), 'Slide 0 needs an "id" of 1-100 characters'],
+      [deck([{ id: 'x'.repeat(101), title: '', body: '' }]), 'Slide 0 needs an "id" of 1-100 characters'],
+      [deck([{ id: 's1', title: '', body: '' }, { id: 's1', title: '', body: '' }]), 'Slide 1 repeats the id "s1"'],
+      [deck([{ id: 's1', body: '' }]), 'Slide 0 needs a "title" of at most 500 characters'],
+      [deck([{ id: 's1', title: 3, body: '' }]), 'Slide 0 needs a "title" of at most 500 characters'],
+      [deck([{ id: 's1', title: 'x'.repeat(501), body: '' }]), 'Slide 0 needs a "title" of at most 500 characters'],
+      [deck([{ id: 's1', title: '' }]), 'Slide 0 needs a "body" text'],
+      [deck([{ id: 's1', title: '', body: { text: 'x' } }]), 'Slide 0 needs a "body" text'],
+    ];
+    for (const [content, message] of bad) {
+      expect(errorOf(await putContent(id, content), 400, 'VALIDATION_ERROR')).toMatchObject({ message, details: { field: 'content' } });
+    }
+    const nul = errorOf(await putContent(id, '{"slides":[{"id":"s1","title":"t","body":"a\\u0000"}]}'), 400, 'VALIDATION_ERROR');
+    expect(nul.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER', field: 'content', path: 'slides[0].body' });
+    expect(await storedContent(id)).toBe(before);
+    // Valid decks are stored as sent; 500 emoji are a 500-character title.
+    const good = JSON.stringify(deck([{ id: 's1', title: '😀'.repeat(500), body: 'Hello\n- one' }, { id: 's2', title: 'Two', body: '', notes: 'kept' }]));
+    const ok = await putContent(id, good);
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().data.content).toBe(good);
+    // A plain document's content is free text, as before.
+    const plain = (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'plain' } })).json().data.id;
+    expect((await putContent(plain, 'garbage')).statusCode).toBe(200);
+  });
+});
+
+describe('export filename', () => {
+  it('bidi and other format controls in filename are replaced like the other unsafe characters', async () => {
+    const id = (await create(a, 'sheets', { name: 'Bidi' })).json().data.document.id;
+    const go = (filename: string) => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0&filename=${encodeURIComponent(filename)}` });
+    const disposition = (name: string) => `attachment; filename="${name.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+    const cases: Array<[string, string]> = [
+      ['invoice\u202Efdp.exe', 'invoice_fdp.exe.csv'],
+      ['a\u200Eb\u200Fc', 'a_b_c.csv'],
+      ['x\u202A\u202B\u202C\u202Dy', 'x_y.csv'],
+      ['\u2066p\u2067q\u2068r\u2069', '_p_q_r_.csv'],
+      ['soft\u00ADhyphen\uFEFFbom\u200Bzw\u061Calm', 'soft_hyphen_bom_zw_alm.csv'],
+      ['c1\u0085\u009Fend', 'c1_end.csv'],
+      ['Résumé 😀', 'Résumé 😀.csv'],
+    ];
+    for (const [filename, expected] of cases) {
+      const r = await go(filename);
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-disposition']).toBe(disposition(expected));
+    }
+  });
+});

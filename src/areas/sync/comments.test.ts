@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+
+let t: TestApp;
+
+beforeAll(async () => { t = await buildTestApp(); });
+afterAll(async () => { await t?.close(); });
+
+const req = (who: Tenant, method: string, url: string, payload?: unknown) =>
+  t.app.inject({ method: method as 'GET', url, headers: who.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+
+/** Sets the organization's features with the root key (as an operator would); returns the features it had. */
+async function setFeatures(who: Tenant, change: (features: string[]) => string[]): Promise<string[]> {
+  const before = (await req(who, 'GET', '/v1/me')).json().data.organization.features as string[];
+  const r = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${who.orgId}/entitlements`, headers: { authorization: `Bearer ${t.rootKey}` }, payload: { features: change(before) } });
+  expect(r.statusCode).toBe(200);
+  return before;
+}
+
+describe('comments and the documents feature', () => {
+  it('comments on a document need the documents feature (403 FEATURE_DISABLED); comments on a task do not', async () => {
+    const c = await newTenant(t.app);
+    const doc = (await req(c, 'POST', '/v1/documents', { title: 'Gated' })).json().data;
+    const project = (await req(c, 'POST', '/v1/projects', { name: 'Gated project' })).json().data;
+    const task = (await req(c, 'POST', `/v1/projects/${project.id}/tasks`, { title: 'Gated task' })).json().data as string;
+    const docComment = (await req(c, 'POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'before' })).json().data;
+    const taskComment = (await req(c, 'POST', '/v1/comments', { target_type: 'task', target_id: task, body: 'before' })).json().data;
+    expect(docComment.id).toBeTruthy();
+    expect(taskComment.id).toBeTruthy();
+
+    const features = await setFeatures(c, (f) => f.filter((x) => x !== 'documents'));
+    // The documents routes themselves answer so:
+    const gate = errorOf(await req(c, 'GET', `/v1/documents/${doc.id}`), 403, 'FEATURE_DISABLED');
+    expect(gate.details).toEqual({ feature: 'documents' });
+    const expectGate = (e: { message: string; details?: Record<string, unknown> }) => {
+      expect(e.message).toBe(gate.message);
+      expect(e.details).toEqual({ feature: 'documents' });
+    };
+    expectGate(errorOf(await req(c, 'POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'x' }), 403, 'FEATURE_DISABLED'));
+    expectGate(errorOf(await req(c, 'GET', `/v1/comments?target_type=document&target_id=${doc.id}`), 403, 'FEATURE_DISABLED'));
+    expectGate(errorOf(await req(c, 'PUT', `/v1/comments/${docComment.id}`, { body: 'edited' }), 403, 'FEATURE_DISABLED'));
+    expectGate(errorOf(await req(c, 'DELETE', `/v1/comments/${docComment.id}`), 403, 'FEATURE_DISABLED'));
+    // Comments on tasks are not documents.
+    const onTask = await req(c, 'POST', '/v1/comments', { target_type: 'task', target_id: task, body: 'still here' });
+    expect(onTask.statusCode).toBe(201);
+    const listed = await req(c, 'GET', `/v1/comments?target_type=task&target_id=${task}`);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data.map((x: { body: string }) => x.body)).toEqual(['before', 'still here']);
+    expect((await req(c, 'PUT', `/v1/comments/${taskComment.id}`, { body: 'edited' })).statusCode).toBe(200);
+    expect((await req(c, 'DELETE', `/v1/comments/${taskComment.id}`)).statusCode).toBe(200);
+
+    // Nothing was written while the feature was off; with it back, the document's comments are as before.
+    await setFeatures(c, () => features);
+    const back = await req(c, 'GET', `/v1/comments?target_type=document&target_id=${doc.id}`);
+    expect(back.statusCode).toBe(200);
+    expect(back.json().data.map((x: { body: string }) => x.body)).toEqual(['before']);
+    expect((await req(c, 'PUT', `/v1/comments/${docComment.id}`, { body: 'edited' })).statusCode).toBe(200);
+  });
+});
