@@ -25,8 +25,8 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /**
- * The platform's JSON body parsing, as a content-type parser: an empty body is "no body" on a route without a body
- * schema and 400 INVALID_JSON on one with; over-deep JSON is refused
+ * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route whose
+ * body has required fields and "no body" elsewhere; over-deep JSON is refused
  * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
  * refused. Also registered for JSON that arrives under another media type (CSP reports: application/csp-report).
  */
@@ -34,8 +34,10 @@ export function jsonBodyParser(maxDepth: number) {
   return (req: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
     const text = body as string;
     if (text.trim() === '') {
-      // An empty JSON body is not parseable JSON (spec part 7) where the route takes a body; elsewhere it is no body.
-      if (req.routeOptions.schema?.body) return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
+      // An empty JSON body is not parseable JSON (spec part 7) where the route needs a body (its schema requires a
+      // field); where the body is optional or there is none, it is no body.
+      const body = req.routeOptions.schema?.body as { required?: unknown[] } | undefined;
+      if (body?.required?.length) return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
       return done(null, undefined);
     }
     if (jsonDepthExceeds(text, maxDepth)) {
