@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { AppError } from '../../core/errors.js';
+import { refuseBody } from '../../core/http/body-hooks.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as S from './accounts.schemas.js';
 import * as auth from './auth.service.js';
@@ -29,13 +30,13 @@ export default async function authRoutes(app: FastifyInstance) {
   app.post('/v1/auth/refresh', { config: pub, schema: { summary: 'Rotate a refresh token for a new token pair', body: S.RefreshBody, response: { 200: Envelope(S.TokensOut) } } },
     async (req) => ok(await refreshSession(req.ctx, (req.body as { refresh_token: string }).refresh_token)));
 
-  app.post('/v1/auth/logout', { config: userOnly, schema: { summary: 'End the current session', response: { 204: Type.Null({ description: 'No content' }) } } },
+  app.post('/v1/auth/logout', { config: userOnly, preValidation: refuseBody, schema: { summary: 'End the current session', response: { 204: Type.Null({ description: 'No content' }) } } },
     async (req, reply) => { await auth.logout(req.ctx); return reply.code(204).send(); });
 
   app.post('/v1/auth/switch-organization', { config: userOnly, schema: { summary: 'Get tokens bound to another organization of the caller', body: S.SwitchOrgBody, response: { 200: Envelope(S.TokensOut) } } },
     async (req) => ok(await auth.switchOrganization(req.ctx, (req.body as { organization_id: string }).organization_id)));
 
-  app.post('/v1/auth/mfa/totp/enroll', { config: userOnly, schema: { summary: 'Start TOTP enrollment', response: { 200: Envelope(Type.Object({ secret: Type.String(), otpauth_url: Type.String() })) } } },
+  app.post('/v1/auth/mfa/totp/enroll', { config: userOnly, preValidation: refuseBody, schema: { summary: 'Start TOTP enrollment', response: { 200: Envelope(Type.Object({ secret: Type.String(), otpauth_url: Type.String() })) } } },
     async (req) => ok(await auth.enrollTotp(req.ctx)));
 
   app.post('/v1/auth/mfa/totp/activate', { config: userOnly, schema: { summary: 'Activate TOTP with a first code', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_enabled: Type.Boolean(), mfa_at: Type.Union([S.Timestamp, Type.Null()]) })) } } },

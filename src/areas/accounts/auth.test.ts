@@ -230,6 +230,19 @@ describe('POST /v1/auth/refresh', () => {
   });
 });
 
+describe('routes without a body', () => {
+  it('logout and TOTP enroll refuse any field (400 UNKNOWN_FIELD) and take no body or {}', async () => {
+    const a = await newTenant(t.app);
+    for (const url of ['/v1/auth/mfa/totp/enroll', '/v1/auth/logout']) {
+      expect(errorOf(await post(url, { all_sessions: true }, a.auth), 400, 'VALIDATION_ERROR').details).toEqual({ field: 'all_sessions', reason: 'UNKNOWN_FIELD' });
+      errorOf(await post(url, [1], a.auth), 400, 'VALIDATION_ERROR');
+    }
+    expect((await post('/v1/auth/mfa/totp/enroll', {}, a.auth)).statusCode).toBe(200);
+    expect((await me(a.auth)).statusCode).toBe(200); // the refused logout ended nothing
+    expect((await post('/v1/auth/logout', {}, a.auth)).statusCode).toBe(204);
+  });
+});
+
 describe('POST /v1/auth/logout', () => {
   it('ends the session at once (204): access and refresh tokens stop working', async () => {
     const a = await newTenant(t.app);

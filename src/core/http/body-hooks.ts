@@ -1,0 +1,15 @@
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+/**
+ * preValidation of a route that takes no body: an empty body or `{}` is fine (clients that always send JSON), any
+ * field is refused like an unknown key of a strict body (spec part 7), so a client learns its input is ignored.
+ */
+export async function refuseBody(req: FastifyRequest): Promise<void> {
+  const body = req.body;
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  const field = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body)[0] : '';
+  throw new AppError('VALIDATION_ERROR', field ? `Unknown field "${field}": this route takes no body` : 'This route takes no body',
+    { ...(field ? { field } : {}), reason: 'UNKNOWN_FIELD' });
+}
