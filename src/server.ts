@@ -30,7 +30,15 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down: no new connections, draining requests');
-    const force = setTimeout(() => { log.error('drain timed out; exiting'); process.exit(1); }, 25_000);
+    // Requests that do not finish in time (a client that never sends the rest of its body) are cut; the database
+    // is still closed, so an embedded PostgreSQL is not left running without its server.
+    const force = setTimeout(() => {
+      log.error('drain timed out; closing the remaining connections and the database, then exiting');
+      app?.server.closeAllConnections();
+      const exit = () => process.exit(1);
+      setTimeout(exit, 10_000).unref();
+      running.close({ force: true }).then(exit, exit);
+    }, config.shutdownTimeoutMs);
     force.unref();
     try {
       if (app) await app.close();
@@ -55,8 +63,11 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     process.once('SIGINT', () => void shutdown('SIGINT', app));
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
+    // Like a failed start above: one line that says why (a malformed ROOT_API_KEY, a port in use), no stack on the
+    // terminal (the log line has it), the database closed, exit code 1.
     log.error({ err }, 'failed to start');
     await running.close();
-    throw err;
+    process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
+    process.exit(1);
   }
 }

@@ -4,7 +4,7 @@
  * The first start may compile dist/ with tsc, hence the long timeouts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -37,13 +37,18 @@ const postmasterPid = (dir = dataDir) => {
   return existsSync(f) ? Number(readFileSync(f, 'utf8').split('\n')[0]) : null;
 };
 
-async function start(dir = dataDir): Promise<Server> {
-  const port = await freePort();
+function serverEnv(dir: string, port: number, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env, NODE_ENV: 'development', DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info',
     EMBEDDED_PG_PORT: '0', JOB_POLL_MS: '1000',
   };
   for (const k of ['DATABASE_URL', 'ROOT_API_KEY', 'REDIS_URL', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID']) delete env[k];
+  return { ...env, ...extra };
+}
+
+async function start(dir = dataDir, extra: NodeJS.ProcessEnv = {}): Promise<Server> {
+  const port = await freePort();
+  const env = serverEnv(dir, port, extra);
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let out = '';
@@ -335,4 +340,39 @@ describe('first start without ROOT_API_KEY', () => {
     expect((await api(second, 'GET', '/v1/me', undefined, key)).status).toBe(200);
     await stop(second, dir);
   }, 2 * START_TIMEOUT_MS + 60_000);
+});
+
+describe('failures at start and at stop', () => {
+  it('a malformed ROOT_API_KEY: one line on stderr (no stack), exit 1, the embedded PostgreSQL stopped', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-badkey-'));
+    extraDirs.push(dir);
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'],
+      { cwd: ROOT, env: serverEnv(dir, await freePort(), { ROOT_API_KEY: 'svc_live_bad' }), encoding: 'utf8', timeout: START_TIMEOUT_MS });
+    expect(r.status, r.stderr.slice(-2000)).toBe(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^platform: could not start: ROOT_API_KEY is malformed/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const pid = postmasterPid(dir);
+    expect(pid === null || !alive(pid)).toBe(true);
+  }, START_TIMEOUT_MS + 10_000);
+
+  it('drain timeout: a request that never finishes is cut after SHUTDOWN_TIMEOUT_MS, PostgreSQL is stopped, exit 1', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-drain-'));
+    extraDirs.push(dir);
+    const s = await start(dir, { SHUTDOWN_TIMEOUT_MS: '1500' });
+    const pgPid = postmasterPid(dir)!;
+    // A request that cannot finish: its sign-in lookup waits on a lock this test holds on the users table.
+    const locker = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(readFileSync(path.join(dir, 'pg-password'), 'utf8').trim())}@127.0.0.1:${readFileSync(path.join(dir, 'pg-port'), 'utf8').trim()}/postgres` });
+    locker.on('error', () => { /* ended by PostgreSQL's shutdown, as expected */ });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+    const stuck = fetch(`http://127.0.0.1:${s.port}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'Correct-Horse-Battery-9' }) }).catch(() => null);
+    await sleep(500);
+    s.child.kill('SIGTERM');
+    expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 1, signal: null });
+    expect(s.output()).toContain('drain timed out');
+    expect(await waitGone(pgPid, 10_000)).toBe(true);
+    await stuck;
+  }, START_TIMEOUT_MS + 60_000);
 });

@@ -47,6 +47,8 @@ export interface Config {
    * Off unless NODE_ENV is test: a tenant must not make the server call internal hosts (SSRF).
    */
   webhookAllowPrivateHosts: boolean;
+  /** How long a graceful shutdown waits for requests in progress before cutting them (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
 }
 
 function int(v: string | undefined, dflt: number): number {
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: env.SMTP_URL || null,
     smtpFrom: env.SMTP_FROM || null,
     webhookAllowPrivateHosts: bool(env.WEBHOOK_ALLOW_PRIVATE_HOSTS, nodeEnv === 'test'),
+    shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 25_000),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);

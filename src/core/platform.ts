@@ -14,7 +14,14 @@ import { MemoryRateLimitStore } from './rate-limit.js';
 import { EventBus } from './events.js';
 import { JobRunner } from './jobs.js';
 
-export interface RunningPlatform { platform: Platform; close(): Promise<void> }
+export interface RunningPlatform {
+  platform: Platform;
+  /**
+   * Stops jobs, closes the pools and stops an embedded PostgreSQL. With `force` (a shutdown whose drain timed out)
+   * nothing is awaited but PostgreSQL's own fast shutdown, which ends the sessions of requests still running.
+   */
+  close(opts?: { force?: boolean }): Promise<void>;
+}
 
 /** ENCRYPTION_KEY (32 bytes, hex or base64) or, on a single node, a key file created under DATA_DIR. */
 function encryptionKey(config: Config): Buffer {
@@ -73,7 +80,13 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
     };
     return {
       platform,
-      async close() {
+      async close(opts = {}) {
+        if (opts.force) {
+          rateLimitStore.close();
+          void Promise.allSettled([platform.jobs.stop(), db.close()]);
+          if (embedded) await embedded.stop();
+          return;
+        }
         await platform.jobs.stop();
         await platform.credentials.settled();
         rateLimitStore.close();
