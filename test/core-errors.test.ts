@@ -225,6 +225,11 @@ describe('on the app', () => {
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=0', headers: a.auth }), 400, 'INVALID_PARAMETER');
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=abc', headers: a.auth }), 400, 'INVALID_PARAMETER');
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members?offset=-1', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    // Integers are written as integers: no exponent, hex, fraction, sign or blanks (Ajv alone read 1e2 as 100).
+    for (const v of ['1e2', '0x10', '10.0', '+5', ' 5', '5 ', '']) {
+      expect(errorOf(await t.app.inject({ url: `/v1/organizations/current/members?limit=${encodeURIComponent(v)}`, headers: a.auth }), 400, 'INVALID_PARAMETER').message, v).toContain('limit');
+    }
+    expect((await t.app.inject({ url: '/v1/organizations/current/members?limit=10&offset=0', headers: a.auth })).statusCode).toBe(200);
   });
 
   describe('request id', () => {

@@ -52,6 +52,38 @@ export function installValidators(app: FastifyInstance): void {
     const key = schema as object;
     let fn = httpPart === 'body' ? cache.get(key) : undefined;
     if (!fn) { fn = ajv.compile(schema); if (httpPart === 'body') cache.set(key, fn); }
-    return fn;
+    return httpPart === 'body' ? fn : integerTextOnly(schema, fn);
   });
+}
+
+/** Integer-typed properties of an object schema (`type: 'integer'`, alone or in an anyOf). */
+function integerProperties(schema: unknown): string[] {
+  const props = (schema as { properties?: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }> }> })?.properties ?? {};
+  return Object.entries(props).filter(([, p]) => p?.type === 'integer' || (Array.isArray(p?.type) && p.type.includes('integer'))
+    || (p?.anyOf ?? []).some((m) => m?.type === 'integer')).map(([name]) => name);
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+/**
+ * Query and path integers must be written as integers: Ajv's coercion reads any JavaScript number, so `limit=1e2`
+ * was 100 and `limit=0x10` 16. The text is checked before coercion; the error is the one Ajv gives for a wrong type.
+ */
+function integerTextOnly(schema: unknown, fn: ValidateFunction): ValidateFunction {
+  const names = integerProperties(schema);
+  if (!names.length) return fn;
+  const guarded = ((data: Record<string, unknown> | undefined) => {
+    for (const name of names) {
+      const raw = data?.[name];
+      const texts = Array.isArray(raw) ? raw : [raw];
+      if (texts.some((t) => typeof t === 'string' && !INTEGER_TEXT.test(t))) {
+        guarded.errors = [{ instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' }];
+        return false;
+      }
+    }
+    const valid = fn(data);
+    guarded.errors = fn.errors;
+    return valid;
+  }) as ValidateFunction;
+  return guarded;
 }
