@@ -7,6 +7,7 @@ import { actor } from '../../core/context.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { documentsDeps } from './deps.js';
+import type { TicketClaims } from './tickets.js';
 import { INDEX_JOB } from './documents.service.js';
 
 /** The shared text of a collaborative document: clients edit `doc.getText('content')`. */
@@ -16,8 +17,17 @@ export const COMPACT_AFTER = 100;
 
 export type Capability = 'read' | 'write';
 
-/** Who is on the socket and what they may do, after a ticket or token was checked. */
-export interface CollabSession { orgId: string; userId: string; capability: Capability }
+/**
+ * Who is on the socket and what they may do, after a ticket or token was checked. `source` is what was presented,
+ * kept so the socket can be re-checked when credentials change (recheckSession).
+ */
+export interface CollabSession {
+  orgId: string; userId: string; capability: Capability;
+  source: { kind: 'ticket'; claims: TicketClaims } | { kind: 'token'; principal: Principal };
+}
+
+/** What reading over the collaboration socket needs: the ticket route's config, and the deprecated token's check. */
+export const COLLAB_NEEDS = { scope: 'documents:read', permission: 'document.view', feature: 'documents' } as const;
 
 const canWrite = (p: { permissions: ReadonlySet<string>; kind: string; scopes: readonly string[] | null }) =>
   p.permissions.has('document.update') && (p.kind !== 'api_key' || p.scopes === null || scopesAllow(p.scopes, 'documents:write'));
@@ -37,24 +47,71 @@ export async function issueTicket(ctx: ServiceContext, input: { scope?: 'read' |
 export async function redeemTicket(platform: Platform, ticket: string): Promise<CollabSession> {
   const c = await documentsDeps(platform).tickets.take(ticket);
   if (!c) throw new AppError('AUTH_TOKEN_INVALID', 'The collaboration ticket is unknown, expired or already used');
-  const row = await platform.db.sys.one<{ role: Role; features: string[]; ok: boolean }>(`SELECT m.role, o.features,
+  return sessionFromClaims(platform, c);
+}
+
+/**
+ * What a ticket binds (organization, user, session or API key, asked capability), checked against the database now:
+ * the organization live, the user active and a member with `document.view`, the session or key unrevoked and
+ * unexpired (a key still holding `documents:read`), the documents feature on. Write needs `document.update` (and
+ * `documents:write` for a key) as well as a write ticket. Used at redemption and on every credential change.
+ */
+async function sessionFromClaims(platform: Platform, c: TicketClaims): Promise<CollabSession> {
+  const row = await platform.db.sys.one<{ role: Role; features: string[]; ok: boolean; scopes: string[] | null }>(`SELECT m.role, o.features,
       (o.deleted_at IS NULL AND u.is_active
        AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = $3 AND s.revoked_at IS NULL AND s.expires_at > now()))
-       AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL AND k.expires_at > now()))) AS ok
+       AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL AND k.expires_at > now()))) AS ok,
+      (SELECT k.scopes FROM api_keys k WHERE k.id = $4) AS scopes
     FROM memberships m JOIN organizations o ON o.id = m.org_id JOIN users u ON u.id = m.user_id
     WHERE m.org_id = $1 AND m.user_id = $2`, [c.orgId, c.userId, c.sessionId, c.apiKeyId]);
   if (!row?.ok) throw new AppError('AUTH_TOKEN_INVALID', 'The credential behind this ticket is no longer valid');
   if (!row.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
+  if (c.apiKeyId && row.scopes !== null && !scopesAllow(row.scopes, COLLAB_NEEDS.scope)) {
+    throw new AppError('FORBIDDEN', `API key lacks the "${COLLAB_NEEDS.scope}" scope`, { requiredScope: COLLAB_NEEDS.scope });
+  }
   const perms = ROLE_PERMISSIONS[row.role];
   if (!perms.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission');
-  return { orgId: c.orgId, userId: c.userId, capability: c.scope === 'write' && perms.has('document.update') ? 'write' : 'read' };
+  const keyWrites = !c.apiKeyId || row.scopes === null || scopesAllow(row.scopes, 'documents:write');
+  const capability: Capability = c.scope === 'write' && perms.has('document.update') && keyWrites ? 'write' : 'read';
+  return { orgId: c.orgId, userId: c.userId, capability, source: { kind: 'ticket', claims: c } };
 }
 
-/** The deprecated `token` query: a session or API-key credential, checked like a bearer header. */
+/**
+ * The deprecated `token` query: a session or API-key credential, checked like a bearer header on the ticket route
+ * (COLLAB_NEEDS through the core checkNeeds: a key without `documents:read` is 403 FORBIDDEN).
+ */
 export function sessionFromPrincipal(p: Principal): CollabSession {
-  if (!p.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
-  if (!p.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission');
-  return { orgId: p.orgId, userId: p.userId, capability: canWrite(p) ? 'write' : 'read' };
+  checkNeeds(COLLAB_NEEDS, p);
+  return { orgId: p.orgId, userId: p.userId, capability: canWrite(p) ? 'write' : 'read', source: { kind: 'token', principal: p } };
+}
+
+/**
+ * Re-checks an open socket's session after a credential change, with the rules of its admission: what a ticket binds
+ * (sessionFromClaims), or the token's session or key (CredentialResolver.recheck, so an access token's own 15-minute
+ * expiry does not end the socket, its session's does). Throws what a new connection would get (401 credential gone,
+ * 403 feature, scope or permission lost), and 403 PERMISSION_DENIED when a write socket would now only be read-only
+ * (capability never changes on an open socket; a promotion applies to the next connection).
+ */
+export async function recheckSession(platform: Platform, s: CollabSession): Promise<void> {
+  const now = s.source.kind === 'ticket'
+    ? await sessionFromClaims(platform, s.source.claims)
+    : sessionFromPrincipal(await platform.credentials.recheck(s.source.principal));
+  if (now.orgId !== s.orgId || now.userId !== s.userId) throw new AppError('AUTH_TOKEN_INVALID', 'The credential no longer names this user and organization');
+  if (s.capability === 'write' && now.capability !== 'write') throw writeWithdrawn();
+}
+
+const writeWithdrawn = () => new AppError('PERMISSION_DENIED', 'Write access was withdrawn; reconnect read-only', { permission: 'document.update' });
+
+/**
+ * The sheet socket's re-check (its admission is sheet-edit.service openSheetSession: a session JWT, the documents
+ * feature, `document.view`; write = `document.update`), by the session behind the token. Returns the current
+ * principal (edits are audited with it); throws like recheckSession.
+ */
+export async function recheckSheetPrincipal(platform: Platform, p: Principal, capability: Capability): Promise<Principal> {
+  const now = await platform.credentials.recheck(p);
+  checkNeeds({ feature: 'documents', permission: 'document.view' }, now);
+  if (capability === 'write' && !now.permissions.has('document.update')) throw writeWithdrawn();
+  return now;
 }
 
 /** 404 unless the document exists in the organization and is of the kind this transport serves. */

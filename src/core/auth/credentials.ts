@@ -33,8 +33,26 @@ function orgOf(r: Row): OrgSnapshot {
  */
 export const CREDENTIALS_CHANNEL = 'credentials_changed';
 
+const SESSION_EXPIRED = 'Session has expired; sign in again';
+const KEY_EXPIRED = 'API key has expired; create a new one';
+
+type KeyRow = Row & { key_id: string; key_hash: string; scopes: string[] | null; expires_at: string; revoked_at: string | null };
+const KEY_SELECT = `SELECT k.id AS key_id, k.key_hash, k.scopes, k.expires_at, k.revoked_at, ${PRINCIPAL_COLUMNS}
+         FROM api_keys k
+         JOIN organizations o ON o.id = k.org_id
+         JOIN users u ON u.id = k.created_by_user_id
+         LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.created_by_user_id`;
+
+type SessionRow = Row & { session_org: string; revoked_at: string | null; mfa_at: string | null; expires_at: string };
+const SESSION_SELECT = `SELECT s.org_id AS session_org, s.revoked_at, s.mfa_at, s.expires_at, ${PRINCIPAL_COLUMNS}
+         FROM sessions s
+         JOIN users u ON u.id = s.user_id
+         JOIN organizations o ON o.id = s.org_id
+         LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id`;
+
 export class CredentialResolver {
-  private cache = new Map<string, { principal: Principal; until: number; tokenExp?: number }>();
+  private cache = new Map<string, { principal: Principal; until: number; tokenExp?: number; expiredMessage?: string }>();
+  private listeners = new Set<() => void>();
   private lastUsedWritten = new Map<string, number>();
   /** Bumped by every invalidation: a lookup that started before one is answered but not cached. */
   private generation = 0;
@@ -55,12 +73,28 @@ export class CredentialResolver {
     this.announced = Promise.all([this.announced, sent]);
   }
 
+  /**
+   * Calls `listener` after every cache clear: a local invalidate(), another process's announcement, or a reconnect of
+   * the listener (announcements may have been missed). Holders of long-lived connections (WebSockets) re-check their
+   * credential then. Returns the unsubscribe function.
+   */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => { this.listeners.delete(listener); };
+  }
+
+  /** Counts the changes seen so far: a connection authenticated before a change it was not yet subscribed to re-checks. */
+  get changes(): number { return this.generation; }
+
   /** Resolves once every invalidation so far has been announced (awaited before the platform closes, e.g. after a CLI command). */
   async settled(): Promise<void> { await this.announced; }
 
   private clear(): void {
     this.generation++;
     this.cache.clear();
+    for (const l of [...this.listeners]) {
+      try { l(); } catch { /* a listener's failure must not stop the others or the invalidation */ }
+    }
   }
 
   /** The cached principal of a token, without waiting (undefined when it must be looked up); throws when it expired. */
@@ -68,7 +102,7 @@ export class CredentialResolver {
     const now = Date.now();
     const hit = this.cache.get(token);
     if (!hit || hit.until <= now) return undefined;
-    if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', 'Token has expired; refresh it or sign in again');
+    if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', hit.expiredMessage ?? 'Token has expired; refresh it or sign in again');
     if (hit.principal.apiKeyId) this.touchKey(hit.principal.apiKeyId, hit.principal.orgId, now);
     return hit.principal;
   }
@@ -78,28 +112,43 @@ export class CredentialResolver {
     if (hit) return hit;
     const now = Date.now();
     const generation = this.generation;
-    const { principal, tokenExp } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
+    const { principal, tokenExp, expiredMessage } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
     if (this.cache.size > 50_000) this.cache.clear();
-    if (generation === this.generation) this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp });
+    if (generation === this.generation) this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp, expiredMessage });
     if (principal.apiKeyId) this.touchKey(principal.apiKeyId, principal.orgId, now);
     return principal;
   }
 
-  private async fromApiKey(token: string): Promise<{ principal: Principal; tokenExp?: number }> {
+  /**
+   * The principal of a credential already admitted (an open WebSocket), looked up again by its session or key id
+   * rather than by the token: the same rules as resolve() (revocation, session or key expiry, token version,
+   * membership, organization), but an access token's own 15-minute `exp` does not end a connection opened with it.
+   * Not cached; called after credential changes, not per request.
+   */
+  async recheck(p: Principal): Promise<Principal> {
+    if (p.kind === 'api_key') {
+      if (!p.apiKeyId) throw new AppError('INVALID_API_KEY', 'API key is not recognised');
+      return this.keyPrincipal(await this.db.sys.one<KeyRow>(`${KEY_SELECT} WHERE k.id = $1`, [p.apiKeyId])).principal;
+    }
+    if (!p.sessionId || p.tokenVersion === undefined) throw new AppError('AUTH_TOKEN_INVALID', 'Session has ended; sign in again');
+    const row = await this.db.sys.one<SessionRow>(`${SESSION_SELECT} WHERE s.id = $1`, [p.sessionId]);
+    return this.sessionPrincipal(row, { sid: p.sessionId, org: p.orgId, sub: p.userId, ver: p.tokenVersion }).principal;
+  }
+
+  private async fromApiKey(token: string): Promise<{ principal: Principal; tokenExp?: number; expiredMessage?: string }> {
     const parsed = parseApiKey(token);
     if (!parsed) throw new AppError('INVALID_API_KEY', 'API key is malformed; expected svc_live_<8-char prefix>_<secret>');
-    const row = await this.db.sys.one<Row & { key_id: string; key_hash: string; scopes: string[] | null; expires_at: string; revoked_at: string | null }>(
-      `SELECT k.id AS key_id, k.key_hash, k.scopes, k.expires_at, k.revoked_at, ${PRINCIPAL_COLUMNS}
-         FROM api_keys k
-         JOIN organizations o ON o.id = k.org_id
-         JOIN users u ON u.id = k.created_by_user_id
-         LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.created_by_user_id
-        WHERE k.prefix = $1`, [parsed.prefix]);
+    const row = await this.db.sys.one<KeyRow>(`${KEY_SELECT} WHERE k.prefix = $1`, [parsed.prefix]);
     if (!row || !safeEqual(row.key_hash, hashApiKey(token))) throw new AppError('INVALID_API_KEY', 'API key is not recognised');
+    return this.keyPrincipal(row);
+  }
+
+  private keyPrincipal(row: KeyRow | undefined): { principal: Principal; tokenExp: number; expiredMessage: string } {
+    if (!row) throw new AppError('INVALID_API_KEY', 'API key is not recognised');
     if (row.revoked_at) throw new AppError('INVALID_API_KEY', 'API key has been revoked');
     if (row.org_deleted_at) throw new AppError('INVALID_API_KEY', 'API key belongs to an organization that no longer exists');
     if (!row.role || !row.user_active) throw new AppError('INVALID_API_KEY', 'API key creator is no longer a member of the organization');
-    if (Date.parse(row.expires_at) <= Date.now()) throw new AppError('AUTH_TOKEN_EXPIRED', 'API key has expired; create a new one');
+    if (Date.parse(row.expires_at) <= Date.now()) throw new AppError('AUTH_TOKEN_EXPIRED', KEY_EXPIRED);
     return {
       principal: {
         kind: 'api_key', userId: row.user_id, email: row.email, name: row.user_name, orgId: row.org_id, org: orgOf(row),
@@ -107,31 +156,39 @@ export class CredentialResolver {
         apiKeyId: row.key_id,
       },
       tokenExp: Math.floor(Date.parse(row.expires_at) / 1000),
+      expiredMessage: KEY_EXPIRED,
     };
   }
 
-  private async fromJwt(token: string): Promise<{ principal: Principal; tokenExp: number }> {
+  /**
+   * An access token is valid while its own `exp` and its session's `expires_at` both lie ahead: a session past its
+   * expiry is AUTH_TOKEN_EXPIRED (no refresh helps then), and the cache entry ends at the earlier of the two.
+   */
+  private async fromJwt(token: string): Promise<{ principal: Principal; tokenExp: number; expiredMessage?: string }> {
     if (token.split('.').length !== 3) throw new AppError('AUTH_TOKEN_INVALID', 'Bearer token is neither an API key nor a JWT');
     const claims = await this.signer.verify(token, 'access');
-    const row = await this.db.sys.one<Row & { session_org: string; revoked_at: string | null; mfa_at: string | null; expires_at: string }>(
-      `SELECT s.org_id AS session_org, s.revoked_at, s.mfa_at, s.expires_at, ${PRINCIPAL_COLUMNS}
-         FROM sessions s
-         JOIN users u ON u.id = s.user_id
-         JOIN organizations o ON o.id = s.org_id
-         LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
-        WHERE s.id = $1`, [String(claims.sid)]);
+    const row = await this.db.sys.one<SessionRow>(`${SESSION_SELECT} WHERE s.id = $1`, [String(claims.sid)]);
+    const { principal, sessionExp } = this.sessionPrincipal(row, { sid: String(claims.sid), org: claims.org, sub: claims.sub, ver: claims.ver });
+    const sessionFirst = sessionExp < claims.exp;
+    return { principal, tokenExp: sessionFirst ? sessionExp : claims.exp, expiredMessage: sessionFirst ? SESSION_EXPIRED : undefined };
+  }
+
+  private sessionPrincipal(row: SessionRow | undefined, claims: { sid: string; org: unknown; sub: string; ver: unknown }): { principal: Principal; sessionExp: number } {
     if (!row || row.revoked_at || row.session_org !== claims.org || row.user_id !== claims.sub) {
       throw new AppError('AUTH_TOKEN_INVALID', 'Session has ended; sign in again');
     }
     if (row.token_version !== claims.ver || !row.user_active) throw new AppError('AUTH_TOKEN_INVALID', 'Token has been revoked; sign in again');
     if (row.org_deleted_at || !row.role) throw new AppError('AUTH_TOKEN_INVALID', 'Token is no longer valid for this organization');
+    const sessionEnds = Date.parse(row.expires_at);
+    if (!(sessionEnds > Date.now())) throw new AppError('AUTH_TOKEN_EXPIRED', SESSION_EXPIRED);
     return {
       principal: {
         kind: 'user', userId: row.user_id, email: row.email, name: row.user_name, orgId: row.org_id, org: orgOf(row),
         role: row.role, permissions: ROLE_PERMISSIONS[row.role], scopes: null, legacyKey: false,
-        sessionId: String(claims.sid), mfaAt: row.mfa_at, tokenVersion: row.token_version,
+        sessionId: claims.sid, mfaAt: row.mfa_at, tokenVersion: row.token_version,
       },
-      tokenExp: claims.exp,
+      // Whole seconds, rounded down: a cache entry never outlives the session.
+      sessionExp: Math.floor(sessionEnds / 1000),
     };
   }
 

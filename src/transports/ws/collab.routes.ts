@@ -9,9 +9,10 @@ import * as collab from '../../areas/documents/collab.service.js';
 import { emptyBodyIsObject } from '../../areas/documents/files.routes.js';
 import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
+import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
-  interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null } }
+  interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null; since: number } }
 }
 
 /** No length limits on the credentials: a malformed or repeated ticket/token is 401 (checked below), not a schema 400. */
@@ -37,6 +38,33 @@ export function requireWebSocketUpgrade(req: FastifyRequest): void {
   throw new AppError('UPGRADE_REQUIRED', 'This endpoint speaks WebSocket; send Upgrade: websocket', undefined, { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
 }
 
+const WS_KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
+const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * 426 without `Upgrade: websocket` (requireWebSocketUpgrade), then RFC 6455 4.2.1's other handshake headers, checked
+ * before any ticket is redeemed or credential resolved: the socket library would otherwise refuse them only at the
+ * upgrade, with a bare text/html 400, after a single-use ticket was spent. `Sec-WebSocket-Key` must be 16 bytes in
+ * base64, `Sec-WebSocket-Version` 13, and `Sec-WebSocket-Protocol`, when sent, a list of distinct tokens.
+ */
+export function requireWebSocketHandshake(req: FastifyRequest): void {
+  requireWebSocketUpgrade(req);
+  const key = req.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !WS_KEY_RE.test(key)) {
+    throw new AppError('VALIDATION_ERROR', 'Header "Sec-WebSocket-Key" is missing or not 16 bytes in base64 (RFC 6455)', { field: 'Sec-WebSocket-Key' });
+  }
+  if (String(req.headers['sec-websocket-version'] ?? '').trim() !== '13') {
+    throw new AppError('VALIDATION_ERROR', 'Header "Sec-WebSocket-Version" must be 13', { field: 'Sec-WebSocket-Version' }, { headers: { 'Sec-WebSocket-Version': '13' } });
+  }
+  const protocol = req.headers['sec-websocket-protocol'];
+  if (protocol !== undefined) {
+    const names = String(protocol).split(',').map((n) => n.trim());
+    if (names.some((n) => !TOKEN_RE.test(n)) || new Set(names).size !== names.length) {
+      throw new AppError('VALIDATION_ERROR', 'Header "Sec-WebSocket-Protocol" must be a list of distinct protocol names', { field: 'Sec-WebSocket-Protocol' });
+    }
+  }
+}
+
 /** WebSocket routes: success is 101 Switching Protocols; OpenAPI has no WebSocket notion, so 2XX says so too. */
 export const UPGRADE_RESPONSES = {
   101: Type.Null({ description: 'Switching Protocols: the connection continues as a WebSocket' }),
@@ -44,21 +72,25 @@ export const UPGRADE_RESPONSES = {
 };
 
 /**
- * Before the upgrade: 400 without ticket or token, 426 without Upgrade, 400 for a malformed document id,
- * then the ticket is redeemed (once) or the token resolved, and the document checked (404). Without a
- * document id the socket opens and is closed at once with 4400.
+ * Before the upgrade: 400 without ticket or token, 426 without Upgrade, 400 for a malformed handshake or document
+ * id, then the ticket is redeemed (once) or the token resolved (and checked like the ticket route: 403 without
+ * `documents:read`), and the document checked (404). Without a document id the socket opens and is closed at once
+ * with 4400.
  */
 function authenticate(kinds: string[]) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
     const documentId = (req.params as { documentId?: string }).documentId ?? q.documentId;
     if (!q.ticket && !q.token) throw new AppError('VALIDATION_ERROR', 'Query parameter "ticket" (from POST /v1/collaboration/ticket) or the deprecated "token" is required', { field: 'ticket' });
-    // A request without Upgrade: websocket is 426 whatever else it carries (the ticket is not consumed).
-    requireWebSocketUpgrade(req);
+    // A request without Upgrade: websocket is 426 whatever else it carries, a malformed handshake 400 (the ticket is
+    // not consumed by either).
+    requireWebSocketHandshake(req);
     if (documentId && !isUuid(documentId)) throw new AppError('INVALID_ID_FORMAT', 'The document id must be a UUID', { field: 'documentId' });
     if ((q.ticket !== undefined && typeof q.ticket !== 'string') || (q.token !== undefined && typeof q.token !== 'string')) {
       throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "ticket" (or "token") must be given once');
     }
+    // Credential changes from here on are caught by the socket's re-check (CredentialWatch).
+    const since = req.server.platform.credentials.changes;
     let session: collab.CollabSession;
     if (q.ticket) session = await collab.redeemTicket(req.server.platform, q.ticket as string);
     else {
@@ -67,9 +99,9 @@ function authenticate(kinds: string[]) {
     }
     // Spec 4.5 names only `ticket`/`token` as the query: a valid credential without a document id still
     // upgrades (the ticket is used up), then the socket is closed with 4400 naming what is missing.
-    if (!documentId) { req.collab = { session, documentId: null }; return; }
+    if (!documentId) { req.collab = { session, documentId: null, since }; return; }
     await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
-    req.collab = { session, documentId: documentId.toLowerCase() };
+    req.collab = { session, documentId: documentId.toLowerCase(), since };
   };
 }
 
@@ -77,14 +109,15 @@ function authenticate(kinds: string[]) {
 export default async function collaborationTransport(app: FastifyInstance) {
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
   const rooms = new RoomRegistry(app.platform);
+  const watch = new CredentialWatch(app.platform);
   const unsubscribe = app.platform.events.subscribe((e) => {
     if (e.type === 'document.deleted') void rooms.evict(e.orgId, e.targetId);
   });
-  app.addHook('onClose', async () => { unsubscribe(); await rooms.closeAll(); });
+  app.addHook('onClose', async () => { unsubscribe(); watch.close(); await rooms.closeAll(); });
 
   app.post('/v1/collaboration/ticket', {
     preValidation: emptyBodyIsObject,
-    config: { scope: 'documents:read', permission: 'document.view', feature: 'documents' },
+    config: { ...collab.COLLAB_NEEDS },
     schema: { summary: 'A single-use 60-second ticket for the collaboration WebSocket', body: TicketBody,
       response: { 200: Envelope(Type.Object({ ticket: Type.String({ pattern: '^[0-9a-f]{64}$' }), expiresInSeconds: Type.Integer() })) } },
   }, async (req) => ok(await collab.issueTicket(req.ctx, req.body as { scope?: 'read' | 'write' })));
@@ -106,6 +139,8 @@ export default async function collaborationTransport(app: FastifyInstance) {
         const c = req.collab!;
         if (!c.documentId) { socket.close(NO_DOCUMENT_CLOSE, 'document id required: append it to the path, …/ws/{documentId}'); return; }
         const documentId = c.documentId;
+        // Closed (4401/4403) when a credential change leaves this session without what it was admitted with.
+        const gate = watch.watch(socket, c.since, () => collab.recheckSession(req.server.platform, c.session));
         // Buffer messages that arrive while the room loads.
         const early: Buffer[] = [];
         const hold = (d: Buffer) => early.push(d);
@@ -113,7 +148,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
         rooms.get(c.session.orgId, documentId).then((room) => {
           socket.off('message', hold);
           if (socket.readyState !== 1) return;
-          room.join(socket, c.session);
+          room.join(socket, c.session, gate);
           for (const d of early) socket.emit('message', d, true);
         }, (err) => { req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable'); });
       },

@@ -236,3 +236,72 @@ describe('collaboration', () => {
     c2.provider.destroy();
   });
 });
+
+/** A raw HTTP/1.1 upgrade request with the given headers; resolves with the status line, headers and body. */
+function rawUpgrade(path: string, headers: Record<string, string>): Promise<{ status: number; head: string; body: string }> {
+  const { port } = t.app.server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const lines = Object.entries({ Host: 'x', Connection: 'Upgrade', Upgrade: 'websocket', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(`GET ${path} HTTP/1.1\r\n${lines}\r\n`));
+    let raw = '';
+    const done = () => {
+      const [head, body = ''] = raw.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), head: head.toLowerCase(), body });
+      sock.destroy();
+    };
+    sock.on('data', (c) => { raw += c; if (raw.includes('\r\n\r\n') && /"success":false.*}$/s.test(raw)) done(); });
+    sock.on('close', done);
+    sock.on('error', reject);
+  });
+}
+const KEY = { 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13' };
+
+describe('handshake and scope checks before the upgrade', () => {
+  it('a malformed WebSocket handshake is 400 VALIDATION_ERROR in the envelope and does not use up the ticket', async () => {
+    const id = await newDoc(a);
+    const tk = await ticket(a);
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Handshake' } })).json().data.id;
+    const sheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'S' } })).json().data.document.id;
+    const bad: Array<[string, Record<string, string>]> = [
+      ['Sec-WebSocket-Key', {}],
+      ['Sec-WebSocket-Key', { 'Sec-WebSocket-Key': 'short', 'Sec-WebSocket-Version': '13' }],
+      ['Sec-WebSocket-Version', { 'Sec-WebSocket-Key': KEY['Sec-WebSocket-Key'] }],
+      ['Sec-WebSocket-Version', { 'Sec-WebSocket-Key': KEY['Sec-WebSocket-Key'], 'Sec-WebSocket-Version': '12' }],
+      ['Sec-WebSocket-Protocol', { ...KEY, 'Sec-WebSocket-Protocol': 'a b' }],
+    ];
+    for (const path of [`/v1/collaboration/ws/${id}?ticket=${tk}`, `/v1/collaboration/ws?documentId=${id}&ticket=${tk}`, `/v1/yjs/ws?ticket=${tk}`, `/v1/sheet/ws?token=${a.token}&documentId=${sheet}`]) {
+      for (const [field, headers] of bad) {
+        const r = await rawUpgrade(path, headers);
+        expect(r.status).toBe(400);
+        expect(r.head).toContain('content-type: application/json');
+        expect(JSON.parse(r.body)).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { field } } });
+      }
+    }
+    // The ticket survived every refused handshake.
+    expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${tk}`)).status).toBe(101);
+  });
+
+  it('the deprecated token needs documents:read like every documents route: 403 FORBIDDEN before the upgrade', async () => {
+    const k = await newTenant(t.app); // a fresh tenant: its apiKey() uses the current app (this file restarts it)
+    const id = await newDoc(k, 'secret');
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: k.auth, payload: { name: 'Scopes' } })).json().data.id;
+    const deck = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/slides`, headers: k.auth, payload: { name: 'Deck' } })).json().data.document.id;
+    const mcp = await k.apiKey(['mcp:*']);
+    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: { authorization: `Bearer ${mcp}` } }), 403, 'FORBIDDEN');
+    for (const url of [`${base}/v1/collaboration/ws/${id}?token=${mcp}`, `${base}/v1/collaboration/ws?documentId=${id}&token=${mcp}`, `${base}/v1/yjs/ws/${deck}?token=${mcp}`]) {
+      const r = await tryUpgrade(url);
+      expect(r.status).toBe(403);
+      expect(JSON.parse(r.body)).toMatchObject({ success: false, error: { code: 'FORBIDDEN', details: { requiredScope: 'documents:read' } } });
+    }
+    // documents:read connects read-only: its edits are dropped.
+    const ro = connect(base, id, { token: await k.apiKey(['documents:read']) });
+    const rw = connect(base, id, { token: await k.apiKey(['documents:write']) });
+    await until(() => ro.provider.synced && rw.provider.synced);
+    ro.text.insert(0, 'HACK ');
+    rw.text.insert(6, '!');
+    await until(() => ro.text.toString().includes('!'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rw.text.toString()).toBe('secret!');
+    ro.provider.destroy(); rw.provider.destroy();
+  });
+});

@@ -4,11 +4,13 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
-import { UPGRADE_RESPONSES, requireWebSocketUpgrade } from './collab.routes.js';
+import * as collab from '../../areas/documents/collab.service.js';
+import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
 import { evaluate } from '../../areas/documents/sheet-model.js';
+import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
-  interface FastifyRequest { sheetSession?: sheets.SheetSession }
+  interface FastifyRequest { sheetSession?: sheets.SheetSession; sheetSince?: number }
 }
 
 const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), documentId: Type.Optional(Type.String({ maxLength: 64 })) });
@@ -16,20 +18,25 @@ const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 }
 /**
  * GET /v1/sheet/ws: the spreadsheet grid socket (JSON messages, docs/documents.md). The server sends
  * `snapshot` on connect and `cell` after every edit; clients send `set` (`{type, id?, sheet, cell, value?, formula?}`)
- * and `ping`. Edits need write capability (document.update); others get an `error` message.
+ * and `ping`. Edits need write capability (document.update); others get an `error` message. After any credential
+ * change the socket is admitted again (same rules, by the session behind the token): it closes with 4401 or 4403
+ * when that fails, or with 4403 when a write socket would now be read-only; nothing sent after the change is applied.
  */
 export default async function sheetSocketRoutes(app: FastifyInstance) {
   const sockets = new Map<string, Set<WebSocket>>();
+  const watch = new CredentialWatch(app.platform);
+  app.addHook('onClose', async () => watch.close());
   app.route({
     method: 'GET', url: '/v1/sheet/ws',
     config: { auth: 'public', rateLimit: { key: 'ip' } },
     schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query, response: UPGRADE_RESPONSES },
     preHandler: async (req: FastifyRequest) => {
       const q = req.query as { token?: string; documentId?: string };
-      // Spec 4.5: 426 without Upgrade: websocket, before any other check.
-      requireWebSocketUpgrade(req);
+      // Spec 4.5: 426 without Upgrade: websocket, before any other check; then 400 for a malformed handshake.
+      requireWebSocketHandshake(req);
       if (!q.documentId) throw new AppError('VALIDATION_ERROR', 'Query parameter "documentId" is required', { field: 'documentId' });
       if (!isUuid(q.documentId)) throw new AppError('INVALID_ID_FORMAT', 'Query parameter "documentId" must be a UUID', { field: 'documentId' });
+      req.sheetSince = req.server.platform.credentials.changes;
       req.sheetSession = await sheets.openSheetSession(req.server.platform, q.token, q.documentId.toLowerCase());
     },
     handler: async (req) => requireWebSocketUpgrade(req),
@@ -41,9 +48,15 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       peers.add(socket);
       const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
       socket.on('close', () => { peers.delete(socket); if (!peers.size) sockets.delete(key); });
+      // Re-admitted on every credential change (by the session behind the token); closed 4401/4403 when that fails.
+      const gate = watch.watch(socket, req.sheetSince!, async () => {
+        s.principal = await collab.recheckSheetPrincipal(req.server.platform, s.principal, s.capability);
+      });
       let queue: Promise<void> = Promise.resolve();
-      socket.on('message', (raw: Buffer) => {
+      socket.on('message', (raw: Buffer) => gate.run(() => {
         queue = queue.then(async () => {
+          // Refused by a re-check meanwhile: nothing more is applied.
+          if (socket.readyState !== 1) return;
           let msg: { type?: string; id?: unknown } & sheets.CellEdit;
           try { msg = JSON.parse(raw.toString('utf8')); } catch { send(socket, { type: 'error', code: 'INVALID_JSON', message: 'Messages are JSON objects' }); return; }
           if (msg?.type === 'ping') { send(socket, { type: 'pong', id: msg.id ?? null }); return; }
@@ -57,7 +70,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
             send(socket, { type: 'error', id: msg.id ?? null, code: e.code, message: e.message });
           }
         });
-      });
+      }));
       sheets.readWorkbook(req.server.platform, s).then((wb) => {
         const display = wb.sheets.map((sh) => { const v = evaluate(sh); return Object.fromEntries(Object.keys(sh.cells).map((r) => [r, v(r)])); });
         send(socket, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });

@@ -7,6 +7,7 @@ import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import * as collab from '../../areas/documents/collab.service.js';
 import { MAX_CONTENT_BYTES } from '../../areas/documents/documents.schemas.js';
+import type { CredentialGate } from './revalidate.js';
 
 // y-websocket message types (y-websocket/src/y-websocket.js).
 const MESSAGE_SYNC = 0;
@@ -75,15 +76,21 @@ export class Room {
     for (const ws of this.conns.keys()) if (ws !== except) send(ws, msg);
   }
 
-  /** Adds a socket: sends sync step 1 and the current awareness, then handles its messages. */
-  join(ws: WebSocket, session: collab.CollabSession): void {
+  /**
+   * Adds a socket: sends sync step 1 and the current awareness, then handles its messages through `gate` (held while
+   * its credential is re-checked after a change, dropped once that failed).
+   */
+  join(ws: WebSocket, session: collab.CollabSession, gate: CredentialGate): void {
     this.conns.set(ws, { session, clientIds: new Set() });
     ws.binaryType = 'arraybuffer';
     ws.on('message', (data: ArrayBuffer | Buffer) => {
-      try { this.onMessage(ws, new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))); } catch (err) {
-        this.platform.log.warn({ err }, 'bad collaboration message');
-        ws.close(1003, 'bad message');
-      }
+      const bytes = new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+      gate.run(() => {
+        try { this.onMessage(ws, bytes); } catch (err) {
+          this.platform.log.warn({ err }, 'bad collaboration message');
+          ws.close(1003, 'bad message');
+        }
+      });
     });
     ws.on('close', () => this.leave(ws));
     const enc = encoding.createEncoder();
@@ -101,7 +108,8 @@ export class Room {
 
   private onMessage(ws: WebSocket, msg: Uint8Array): void {
     const conn = this.conns.get(ws);
-    if (!conn) return;
+    // A closing socket (refused by a credential re-check, or over the limit) applies nothing more.
+    if (!conn || ws.readyState !== 1) return;
     const dec = decoding.createDecoder(msg);
     const enc = encoding.createEncoder();
     const type = decoding.readVarUint(dec);
