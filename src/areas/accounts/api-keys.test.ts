@@ -231,6 +231,15 @@ describe('API key credentials', () => {
     const refused = await req('GET', '/v1/admin/organizations', legacy);
     expect(refused.statusCode).toBe(403);
     expect(refused.headers.deprecation).toBe('@1767225600');
+    // Routes that need no credential and unknown paths too, cached key or not.
+    for (const url of ['/v1/health', '/v1/pricing', '/v1/no-such-route']) {
+      t.platform.credentials.invalidate();
+      const res = await req('GET', url, legacy);
+      expect(res.headers.deprecation, url).toBe('@1767225600');
+      expect((await req('GET', url, legacy)).headers.deprecation, `${url} (cached)`).toBe('@1767225600');
+      expect((await req('GET', url, bearer(await a.apiKey(['projects:read'])))).headers.deprecation, url).toBeUndefined();
+      expect((await req('GET', url, { authorization: 'Bearer svc_live_nope_0123' })).statusCode, url).not.toBe(401);
+    }
 
     const scoped = bearer(await a.apiKey(['projects:read']));
     const scopedOk = await me(scoped);

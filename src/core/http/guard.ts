@@ -146,12 +146,12 @@ function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply, dra
   reply.header('X-Request-Id', req.id);
   if (draining) return refuseWhileDraining(platform, req, reply);
   // Unknown routes share one budget per caller, and their 404 carries the rate-limit headers like every response.
-  if (req.is404) return applyRateLimit(platform, req, reply, {}, null, null);
+  if (req.is404) return chain(markLegacyKey(platform, req, reply), () => applyRateLimit(platform, req, reply, {}, null, null));
   // Fastify builds a new object on every read of request.routeOptions: read it once.
   const routeOptions = req.routeOptions;
   const needs = routeOptions.config as RouteNeeds;
   const url = routeOptions.url ?? null;
-  if (needs.auth === 'public') return afterAuth(platform, req, reply, needs, url, null, null);
+  if (needs.auth === 'public') return chain(markLegacyKey(platform, req, reply), () => afterAuth(platform, req, reply, needs, url, null, null));
   let principal: Principal | undefined;
   let token: string;
   try {
@@ -164,6 +164,28 @@ function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply, dra
   return platform.credentials.resolve(token).then(
     (p) => afterAuth(platform, req, reply, needs, url, p, null),
     (err) => afterAuth(platform, req, reply, needs, url, null, err));
+}
+
+/** Runs `next` after `first`, synchronously when `first` did not return a promise. */
+function chain(first: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
+  return first ? first.then(next) : next();
+}
+
+/**
+ * A legacy API key (no explicit scopes) gets the Deprecation header on every response (design, spec part 9), also
+ * where no credential is needed (public routes, unknown paths): the key is looked at there only for this, and
+ * whatever is wrong with it is ignored (the route does not need it). No header, no lookup, for anything but a key.
+ */
+function markLegacyKey(platform: Platform, req: FastifyRequest, reply: FastifyReply): void | Promise<void> {
+  const header = req.headers.authorization;
+  if (!header) return;
+  const token = /^Bearer[ ]+(svc_live_[^\s]+)[ ]*$/i.exec(header)?.[1];
+  if (!token) return;
+  const mark = (p: Principal | undefined) => { if (p?.legacyKey) reply.header('Deprecation', LEGACY_KEY_DEPRECATED_AT); };
+  let cached: Principal | undefined;
+  try { cached = platform.credentials.cached(token); } catch { return; }
+  if (cached) return mark(cached);
+  return platform.credentials.resolve(token).then(mark, () => {});
 }
 
 /** Rate limit (keyed by the principal when there is one), then the auth error if any, then the route's needs. */
