@@ -149,6 +149,10 @@ describe('platform CLI: admin commands', () => {
       expect({ argv, exit: r.code, code: r.json?.error?.code }).toEqual({ argv, exit: 1, code });
       expect(r.err).toContain(code);
     }
+    // A value outside a list names the allowed values, as the REST route does.
+    const gold = await cli('entitlements', 'set', '--org', s, '--plan-tier', 'gold', '--json');
+    expect(gold.json.error.message).toBe('--plan-tier must be one of: "academic_free", "pro", "team", "business", "enterprise"');
+    expect(gold.json.error.details).toEqual({ field: 'plan-tier', allowedValues: ['academic_free', 'pro', 'team', 'business', 'enterprise'] });
     // a member of another organization is not a member here
     const other = slug('cli-other');
     await cli('org', 'create', '--name', 'Other', '--slug', other);

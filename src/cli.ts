@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ValidateFunction } from 'ajv';
+import { asEnumError } from './core/http/literal-unions.js';
 import { newAjv } from './core/http/validation.js';
 import type { TSchema } from 'typebox';
 import { loadConfig, type Config } from './core/config.js';
@@ -57,10 +58,11 @@ function checkBody<T>(schema: TSchema, body: Record<string, unknown>, flagOf: Re
   let fn = compiled.get(schema);
   if (!fn) { fn = ajv.compile(schema); compiled.set(schema, fn); }
   if (!fn(body)) {
-    const e = fn.errors![0];
+    const e = asEnumError(fn.errors!) ?? fn.errors![0];
     const field = (e.keyword === 'required' ? String(e.params.missingProperty) : e.instancePath.replace(/^\//, '').split('/')[0]) || '';
     const flag = flagOf[field] ?? field;
-    throw new AppError('VALIDATION_ERROR', `${flag ? `--${flag}` : 'input'} ${e.message ?? 'is invalid'}`, { field: flag || undefined });
+    throw new AppError('VALIDATION_ERROR', `${flag ? `--${flag}` : 'input'} ${e.message ?? 'is invalid'}`,
+      { field: flag || undefined, ...(e.keyword === 'enum' ? { allowedValues: e.params.allowedValues } : {}) });
   }
   return body as T;
 }

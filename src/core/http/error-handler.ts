@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import pg from 'pg';
 import { AppError } from '../errors.js';
 import { rateLimitBeforeRouting } from './guard.js';
-import { allowedLiterals, oneOfMessage } from './literal-unions.js';
+import { asEnumError } from './literal-unions.js';
 
 /** Fields the platform assigns; a strict body that carries one is refused with a message that says so. */
 export const PLATFORM_ASSIGNED_FIELDS = new Set([
@@ -16,17 +16,6 @@ function fieldOf(e: AjvError): string {
   if (e.keyword === 'required') return [path, e.params.missingProperty].filter(Boolean).join('.');
   if (e.keyword === 'additionalProperties') return [path, e.params.additionalProperty].filter(Boolean).join('.');
   return path;
-}
-
-/**
- * A union of literals fails as one `const` error per allowed value, then `anyOf`: say "must be one of: a, b, c"
- * (allowedLiterals) instead of the first branch's "must be equal to constant".
- */
-function asEnumError(errors: AjvError[]): AjvError | null {
-  const first = errors[0];
-  if (first.keyword !== 'const') return null;
-  const allowed = allowedLiterals(errors.filter((x) => x.keyword !== 'anyOf' && x.instancePath === first.instancePath));
-  return allowed && { keyword: 'enum', instancePath: first.instancePath, message: oneOfMessage(allowed), params: { allowedValues: allowed } };
 }
 
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
