@@ -98,6 +98,11 @@ export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code
   succeeded();
   const org = await orgForLogin(ctx, user.id, String(claims.org));
   return db.systemTx(async (sql) => {
+    // One challenge, one session: the challenge is spent here, so completing it again (with a later code) is refused.
+    await sql.exec(`DELETE FROM mfa_challenges_spent WHERE expires_at < now()`);
+    const spent = await sql.exec(`INSERT INTO mfa_challenges_spent (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))
+      ON CONFLICT (jti) DO NOTHING`, [String(claims.jti), user.id, claims.exp]);
+    if (spent === 0) throw new AppError('AUTH_TOKEN_INVALID', 'This MFA challenge was already used; sign in again');
     const tokens = await openSession(sql, ctx, user, org, true);
     await audit(sql, { ...ctx, principal: null }, { orgId: org.id, action: 'session.created', targetType: 'user', targetId: user.id, details: { mfa: true } });
     return tokens;

@@ -92,6 +92,18 @@ describe('sign-in with MFA', () => {
     expect(Date.now() - Date.parse(m.credential.mfa_at)).toBeLessThan(60_000);
   });
 
+  it('one challenge opens one session: using the mfa_token again, even with a later code, is 401 AUTH_TOKEN_INVALID', async () => {
+    const a = await newTenant(t.app);
+    const secret = await enrolled(a);
+    const challenge = (await post('/v1/auth/login', { email: a.email, password: a.password })).json().data.mfa_token;
+    expect((await post('/v1/auth/mfa/verify', { mfa_token: challenge, code: codeNow(secret) })).statusCode).toBe(200);
+    const again = errorOf(await post('/v1/auth/mfa/verify', { mfa_token: challenge, code: totpAt(secret, Date.now() + 30_000) }), 401, 'AUTH_TOKEN_INVALID');
+    expect(again.message).toBe('This MFA challenge was already used; sign in again');
+    // The sign-up's session and the one the challenge opened; none more.
+    const sessions = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`, [a.userId]);
+    expect(sessions!.n).toBe(2);
+  });
+
   it('an expired MFA challenge is 401 AUTH_TOKEN_EXPIRED', async () => {
     const a = await newTenant(t.app);
     const secret = await enrolled(a);
