@@ -160,6 +160,21 @@ describe('platform CLI: admin commands', () => {
     expect(r.json.error.code).toBe('NOT_FOUND');
   });
 
+  it('user create --password gives an invited member of the organization its first password (membership unchanged); a second time is 409', async () => {
+    const s = slug('cli-firstpw');
+    const org = (await cli('org', 'create', '--name', 'First Password Org', '--slug', s, '--json')).json;
+    const email = uniqueEmail('invitee');
+    expect((await cli('user', 'create', '--email', email, '--name', 'Invitee', '--org', s, '--role', 'admin', '--json')).code).toBe(0);
+    const set = await cli('user', 'create', '--email', email, '--name', 'Invitee', '--org', s, '--password', STRONG_PASSWORD, '--json');
+    expect(set.code, set.err).toBe(0);
+    expect(set.json).toMatchObject({ email, role: 'admin', organization_id: org.id, password_set: true });
+    const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password: STRONG_PASSWORD } });
+    expect(login.statusCode).toBe(200);
+    expect((await auditOf(org.id, 'user.password_set')).length).toBe(1);
+    const again = await cli('user', 'create', '--email', email, '--name', 'Invitee', '--org', s, '--password', STRONG_PASSWORD, '--json');
+    expect({ exit: again.code, code: again.json.error.code }).toEqual({ exit: 1, code: 'CONFLICT' });
+  });
+
   it('user set-password-token: an operator hands an invited account a token that sets its first password', async () => {
     const s = slug('cli-pwtoken');
     const org = (await cli('org', 'create', '--name', 'Token Org', '--slug', s, '--json')).json;

@@ -158,13 +158,22 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
         if (user.password_hash) throw conflict('This account already has a password; omit the password to add it as it is', { field: 'password' });
         await sql.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [user.id, passwordHash]);
       }
-      if (await accountsRepo.membership(sql, orgId, user.id)) throw conflict('This user is already a member of the organization', { field: 'email' });
+      const memberSelect = `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`;
+      if (await accountsRepo.membership(sql, orgId, user.id)) {
+        // The operator's CLI giving an invited member of this organization its first password (docs/cli.md): the
+        // password was set above; the membership stays as it is.
+        if (!ctx.principal && passwordHash) {
+          await audit(sql, ctx, { orgId, action: 'user.password_set', targetType: 'user', targetId: user.id, details: { by: 'cli' } });
+          return { member: (await sql.one<MemberRow>(memberSelect, [orgId, user.id]))!, orgName: org.name, invite: null };
+        }
+        throw conflict('This user is already a member of the organization', { field: 'email' });
+      }
       await accountsRepo.insertMembership(sql, orgId, user.id, input.role);
       if (created) await audit(sql, ctx, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, invited: !passwordHash } });
       await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
       // Without e-mail there is no one to hand the token to; the operator's CLI issues one instead.
       const invite = created && !passwordHash && mailer.configured ? await issuePasswordToken(sql, user.id, 'invite') : null;
-      const member = (await sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [orgId, user.id]))!;
+      const member = (await sql.one<MemberRow>(memberSelect, [orgId, user.id]))!;
       return { member, orgName: org.name, invite };
     });
   } catch (err) {
