@@ -1,12 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { emptyBodyIsObject } from '../../core/http/body-hooks.js';
 import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import * as S from './documents.schemas.js';
 import * as files from './files.service.js';
-
-/** The body of this route is optional: none means {}. */
-export async function emptyBodyIsObject(req: FastifyRequest) { if (req.body === undefined || req.body === null) req.body = {}; }
 
 /** Document files (spec 4.5, 5.8): upload (our design), streamed download with bearer or signed URL, signed URL issue. */
 export default async function fileRoutes(app: FastifyInstance) {

@@ -13,3 +13,8 @@ export async function refuseBody(req: FastifyRequest): Promise<void> {
   throw new AppError('VALIDATION_ERROR', field ? `Unknown field "${field}": this route takes no body` : 'This route takes no body',
     { ...(field ? { field } : {}), reason: 'UNKNOWN_FIELD' });
 }
+
+/** preValidation of a route whose body is optional: no body (or JSON null) is validated as `{}`. */
+export async function emptyBodyIsObject(req: FastifyRequest): Promise<void> {
+  if (req.body === undefined || req.body === null) req.body = {};
+}

@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { isUuid } from '../../core/ids.js';
 import * as collab from '../../areas/documents/collab.service.js';
-import { emptyBodyIsObject } from '../../areas/documents/files.routes.js';
+import { emptyBodyIsObject } from '../../core/http/body-hooks.js';
 import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
 import { CredentialWatch } from './revalidate.js';
