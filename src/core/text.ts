@@ -36,13 +36,30 @@ function firstUnstorable(value: unknown, path: string, nul: boolean): Unstorable
  * other bodies fails the write and the error handler maps it to the same code) and MCP tool arguments pass
  * through it; the documents area also checks NUL, to name the field.
  */
-export function assertStorableText(value: unknown, opts: { nul?: boolean; field?: string } = {}): void {
+export function assertStorableText(value: unknown, opts: { nul?: boolean; field?: string; within?: string } = {}): void {
   const found = firstUnstorable(value, '', opts.nul ?? false);
   if (!found) return;
-  const field = opts.field ?? (found.path as string & { toWellFormed(): string }).toWellFormed(); // a key may hold the surrogate itself
+  const path = (found.path as string & { toWellFormed(): string }).toWellFormed(); // a key may hold the surrogate itself
+  if (opts.within) {
+    // The value is the parsed text of one field (a sheet's JSON content): that field, and the path inside it.
+    throw new AppError('VALIDATION_ERROR', `Field "${opts.within}" ${FLAW_PHRASE[found.what]}${path ? ` (at ${path})` : ''}`,
+      { reason: 'UNSTORABLE_CHARACTER', field: opts.within, ...(path ? { path } : {}) });
+  }
+  const field = opts.field ?? path;
   const subject = field ? `Field "${field}"` : 'The body';
-  const message = found.what === 'nul'
-    ? `${subject} must not contain the NUL character (\\u0000), which cannot be stored`
-    : `${subject} contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored`;
-  throw new AppError('VALIDATION_ERROR', message, { reason: 'UNSTORABLE_CHARACTER', ...(field ? { field } : {}) });
+  throw new AppError('VALIDATION_ERROR', `${subject} ${FLAW_PHRASE[found.what]}`, { reason: 'UNSTORABLE_CHARACTER', ...(field ? { field } : {}) });
+}
+
+const FLAW_PHRASE: Record<Unstorable['what'], string> = {
+  nul: 'must not contain the NUL character (\\u0000), which cannot be stored',
+  surrogate: 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored',
+};
+
+/**
+ * Why one string cannot be stored (an unpaired surrogate, or the NUL character), phrased to follow a field name, or
+ * null: for callers that word their own errors (the sheet socket's `"value" must not contain ...`).
+ */
+export function unstorableTextProblem(text: string): string | null {
+  const what = flaw(text, true);
+  return what && FLAW_PHRASE[what];
 }

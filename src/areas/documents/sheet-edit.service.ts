@@ -4,7 +4,8 @@ import type { Principal } from '../../core/auth/principal.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB } from './documents.service.js';
-import { evaluate, parseRef, parseWorkbook, unstorableText, type CellValue, type Workbook } from './sheet-model.js';
+import { evaluate, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { unstorableTextProblem } from '../../core/text.js';
 
 export interface SheetSession { principal: Principal; documentId: string; capability: 'read' | 'write' }
 
@@ -40,7 +41,7 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
   // What the REST API refuses (core assertStorableText) is refused here too, before anything is read or written.
   for (const field of ['value', 'formula'] as const) {
     const text = e[field];
-    const flaw = typeof text === 'string' ? unstorableText(text) : null;
+    const flaw = typeof text === 'string' ? unstorableTextProblem(text) : null;
     if (flaw) throw validation(`"${field}" ${flaw}`, { field, reason: 'UNSTORABLE_CHARACTER' });
   }
   const orgId = s.principal.orgId;

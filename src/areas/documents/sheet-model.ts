@@ -1,4 +1,4 @@
-import { AppError, validation } from '../../core/errors.js';
+import { validation } from '../../core/errors.js';
 import { assertStorableText, charLength } from '../../core/text.js';
 
 /**
@@ -32,35 +32,12 @@ export function colName(col: number): string {
   return s;
 }
 
-const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
-
-/**
- * Why `text` cannot be stored, phrased to follow a field name ("must not contain the NUL character ..."), or null.
- * The same two flaws core assertStorableText refuses in REST bodies: the NUL character and an unpaired surrogate.
- */
-export function unstorableText(text: string): string | null {
-  if (!wellFormed(text)) return SURROGATE_FLAW;
-  if (text.includes('\u0000')) return NUL_FLAW;
-  return null;
-}
-const SURROGATE_FLAW = 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored';
-const NUL_FLAW = 'must not contain the NUL character (\\u0000), which cannot be stored';
-
 /**
  * Refuses parsed sheet or deck content holding a NUL or an unpaired surrogate anywhere (keys included): the JSON text
  * may carry them escaped (`\u0000`), which text storage would take, but the REST API refuses them everywhere else and
  * exports could not write them. 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, field `content`, `path` inside it.
  */
-function assertStorableModel(model: unknown): void {
-  try {
-    assertStorableText(model, { nul: true });
-  } catch (err) {
-    const e = err as AppError;
-    const path = typeof e.details?.field === 'string' ? e.details.field : '';
-    const flaw = e.message.includes('NUL character') ? NUL_FLAW : SURROGATE_FLAW;
-    throw new AppError('VALIDATION_ERROR', `Field "content" ${flaw}${path ? ` (at ${path})` : ''}`, { reason: 'UNSTORABLE_CHARACTER', field: 'content', ...(path ? { path } : {}) });
-  }
-}
+const assertStorableModel = (model: unknown): void => assertStorableText(model, { nul: true, within: 'content' });
 
 /** Sheet content as written by a client (REST PUT): the model parseWorkbook checks, and only storable text. */
 export function validateWorkbook(content: string): Workbook {

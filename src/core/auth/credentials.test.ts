@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, errorOf, type TestApp } from '../../../test/helpers.js';
 import { waitFor } from '../../areas/workspace/test-support.js';
 import { CREDENTIALS_CHANNEL } from './credentials.js';
 
-// Two server processes on one database, as in a horizontally scaled deployment. Their credential caches live for
-// ten minutes here, so only the announcement can make the second one forget a revoked credential in time.
+// Two server processes on one database, as in a horizontally scaled deployment, with ten-minute credential caches:
+// only an invalidation (local or announced) and the expiry bounds of an entry can end a cached credential.
+let a: TestApp;
+let b: TestApp;
+beforeAll(async () => {
+  [a, b] = await Promise.all([buildTestApp({ credentialCacheTtlMs: 600_000 }), buildTestApp({ credentialCacheTtlMs: 600_000 })]);
+  await waitFor(async () => a.platform.db.listener.isLive(CREDENTIALS_CHANNEL) && b.platform.db.listener.isLive(CREDENTIALS_CHANNEL));
+});
+afterAll(async () => { await Promise.all([a?.close(), b?.close()]); });
+
+const me = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } });
+
 describe('a credential revoked on one instance', () => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    [a, b] = await Promise.all([buildTestApp({ credentialCacheTtlMs: 600_000 }), buildTestApp({ credentialCacheTtlMs: 600_000 })]);
-    await waitFor(async () => a.platform.db.listener.isLive(CREDENTIALS_CHANNEL) && b.platform.db.listener.isLive(CREDENTIALS_CHANNEL));
-  });
-  afterAll(async () => { await Promise.all([a?.close(), b?.close()]); });
-
-  const me = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } });
-
   it('is refused by every other instance within moments, although their caches still held it', async () => {
     const owner = await newTenant(a.app);
     const key = await owner.apiKey(['projects:read']);
@@ -34,5 +34,56 @@ describe('a credential revoked on one instance', () => {
     expect(out.statusCode).toBeLessThan(300);
     const refused = await waitFor(async () => { const r = await me(b, owner.token); return r.statusCode === 401 ? r : null; }, 5_000, 10);
     expect(refused.json().error.code).toBe('AUTH_TOKEN_INVALID');
+  });
+});
+
+const sessionIdOf = async (t: TestApp, token: string) => (await t.platform.credentials.resolve(token)).sessionId!;
+
+describe('CredentialResolver.onChange', () => {
+  it('calls listeners after a local invalidation and after another instance announces one; unsubscribe stops them', async () => {
+    let local = 0;
+    let remote = 0;
+    const offA = a.platform.credentials.onChange(() => { local++; });
+    const offB = b.platform.credentials.onChange(() => { remote++; });
+    const before = a.platform.credentials.changes;
+    a.platform.credentials.invalidate();
+    expect(local).toBe(1); // synchronously, after the cache was emptied
+    expect(a.platform.credentials.changes).toBe(before + 1);
+    await waitFor(async () => remote >= 1, 5_000, 10);
+    offA(); offB();
+    a.platform.credentials.invalidate();
+    await a.platform.credentials.settled();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(local).toBe(1);
+    expect(remote).toBe(1);
+  });
+});
+
+describe('access tokens and session expiry', () => {
+  it('an access token whose session has expired is 401 AUTH_TOKEN_EXPIRED', async () => {
+    const u = await newTenant(a.app);
+    await a.platform.db.sys.exec(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [await sessionIdOf(a, u.token)]);
+    a.platform.credentials.invalidate();
+    const err = errorOf(await me(a, u.token), 401, 'AUTH_TOKEN_EXPIRED');
+    expect(err.message).toBe('Session has expired; sign in again');
+  });
+
+  it('a cached access token stops at its session\'s expiry, although the token and the cache entry would last longer', async () => {
+    const u = await newTenant(a.app);
+    await a.platform.db.sys.exec(`UPDATE sessions SET expires_at = now() + interval '2 seconds' WHERE id = $1`, [await sessionIdOf(a, u.token)]);
+    a.platform.credentials.invalidate();
+    expect((await me(a, u.token)).statusCode).toBe(200); // cached now, for ten minutes
+    const err = await waitFor(async () => { const r = await me(a, u.token); return r.statusCode === 401 ? r : null; }, 5_000, 100);
+    expect(errorOf(err, 401, 'AUTH_TOKEN_EXPIRED').message).toBe('Session has expired; sign in again');
+  });
+
+  it('recheck (open sockets) follows the session behind a token: revoked is 401 AUTH_TOKEN_INVALID, expired 401 AUTH_TOKEN_EXPIRED', async () => {
+    const u = await newTenant(a.app);
+    const p = await a.platform.credentials.resolve(u.token);
+    expect((await a.platform.credentials.recheck(p)).role).toBe('owner');
+    await a.platform.db.sys.exec(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [p.sessionId]);
+    await expect(a.platform.credentials.recheck(p)).rejects.toMatchObject({ code: 'AUTH_TOKEN_EXPIRED' });
+    await a.platform.db.sys.exec(`UPDATE sessions SET revoked_at = now() WHERE id = $1`, [p.sessionId]);
+    await expect(a.platform.credentials.recheck(p)).rejects.toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
   });
 });
