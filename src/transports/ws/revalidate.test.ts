@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import type { Platform } from '../../core/context.js';
+import { AppError } from '../../core/errors.js';
+import { CredentialGate, closeFor } from './revalidate.js';
+
+/** The part of a socket the gate uses: its state and close(); records what the gate closed it with. */
+function socket() {
+  const closed: Array<[number, string]> = [];
+  return { closed, ws: { readyState: 1, close(code: number, reason: string) { closed.push([code, reason]); this.readyState = 3; } } };
+}
+const warnings: unknown[] = [];
+const platform = { log: { warn: (o: unknown) => { warnings.push(o); } } } as unknown as Platform;
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe('closeFor', () => {
+  it('maps a re-check failure to its close code: 401 -> 4401, 402/403 -> 4403, 404 -> 4404, anything else 1011', () => {
+    expect(closeFor(new AppError('AUTH_TOKEN_INVALID', 'x'))).toEqual([4401, 'AUTH_TOKEN_INVALID']);
+    expect(closeFor(new AppError('PERMISSION_DENIED', 'x'))).toEqual([4403, 'PERMISSION_DENIED']);
+    expect(closeFor(new AppError('FEATURE_DISABLED', 'x'))).toEqual([4403, 'FEATURE_DISABLED']);
+    expect(closeFor(new AppError('NOT_FOUND', 'x'))).toEqual([4404, 'NOT_FOUND']);
+    expect(closeFor(new Error('connection refused'))).toEqual([1011, 'credential check unavailable']);
+  });
+});
+
+describe('CredentialGate', () => {
+  it('a re-check that cannot run (database down) closes the socket with 1011, drops held messages and logs a warning', async () => {
+    const { ws, closed } = socket();
+    const gate = new CredentialGate(ws as unknown as WebSocket, async () => { throw new Error('connection refused'); }, platform);
+    const handled: string[] = [];
+    gate.changed();
+    gate.run(() => handled.push('after the change'));
+    await settle();
+    expect(closed).toEqual([[1011, 'credential check unavailable']]);
+    expect(handled).toEqual([]);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('holds messages during a re-check and runs them in order once it passes', async () => {
+    const { ws, closed } = socket();
+    let release!: () => void;
+    const gate = new CredentialGate(ws as unknown as WebSocket, () => new Promise<void>((r) => { release = r; }), platform);
+    const handled: number[] = [];
+    gate.run(() => handled.push(1));
+    gate.changed();
+    gate.run(() => handled.push(2));
+    gate.run(() => handled.push(3));
+    await settle();
+    expect(handled).toEqual([1]);
+    release();
+    await settle();
+    expect(handled).toEqual([1, 2, 3]);
+    expect(closed).toEqual([]);
+  });
+});
