@@ -65,12 +65,9 @@ async function sessionFromClaims(platform: Platform, c: TicketClaims): Promise<C
     FROM memberships m JOIN organizations o ON o.id = m.org_id JOIN users u ON u.id = m.user_id
     WHERE m.org_id = $1 AND m.user_id = $2`, [c.orgId, c.userId, c.sessionId, c.apiKeyId]);
   if (!row?.ok) throw new AppError('AUTH_TOKEN_INVALID', 'The credential behind this ticket is no longer valid');
-  if (!row.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
-  if (c.apiKeyId && row.scopes !== null && !scopesAllow(row.scopes, COLLAB_NEEDS.scope)) {
-    throw new AppError('FORBIDDEN', `API key lacks the "${COLLAB_NEEDS.scope}" scope`, { requiredScope: COLLAB_NEEDS.scope });
-  }
   const perms = ROLE_PERMISSIONS[row.role];
-  if (!perms.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This action needs the "document.view" permission');
+  // The route's needs, checked by the core as for any request: feature, then the key's scope, then the permission.
+  checkNeeds(COLLAB_NEEDS, { kind: c.apiKeyId ? 'api_key' : 'user', scopes: row.scopes, permissions: perms, org: { features: row.features } } as unknown as Principal);
   const keyWrites = !c.apiKeyId || row.scopes === null || scopesAllow(row.scopes, 'documents:write');
   const capability: Capability = c.scope === 'write' && perms.has('document.update') && keyWrites ? 'write' : 'read';
   return { orgId: c.orgId, userId: c.userId, capability, source: { kind: 'ticket', claims: c } };
@@ -100,19 +97,8 @@ export async function recheckSession(platform: Platform, s: CollabSession): Prom
   if (s.capability === 'write' && now.capability !== 'write') throw writeWithdrawn();
 }
 
-const writeWithdrawn = () => new AppError('PERMISSION_DENIED', 'Write access was withdrawn; reconnect read-only', { permission: 'document.update' });
-
-/**
- * The sheet socket's re-check (its admission is sheet-edit.service openSheetSession: a session JWT, the documents
- * feature, `document.view`; write = `document.update`), by the session behind the token. Returns the current
- * principal (edits are audited with it); throws like recheckSession.
- */
-export async function recheckSheetPrincipal(platform: Platform, p: Principal, capability: Capability): Promise<Principal> {
-  const now = await platform.credentials.recheck(p);
-  checkNeeds({ feature: 'documents', permission: 'document.view' }, now);
-  if (capability === 'write' && !now.permissions.has('document.update')) throw writeWithdrawn();
-  return now;
-}
+/** An open write socket whose credential now only allows reading: it is closed (4403), never silently downgraded. */
+export const writeWithdrawn = () => new AppError('PERMISSION_DENIED', 'Write access was withdrawn; reconnect read-only', { permission: 'document.update' });
 
 /** 404 unless the document exists in the organization and is of the kind this transport serves. */
 export async function requireCollabDocument(platform: Platform, orgId: string, documentId: string, kinds: string[]): Promise<void> {

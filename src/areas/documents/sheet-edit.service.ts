@@ -6,6 +6,8 @@ import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB } from './documents.service.js';
 import { evaluate, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
+import { checkNeeds } from '../../core/http/guard.js';
+import { writeWithdrawn } from './collab.service.js';
 
 export interface SheetSession { principal: Principal; documentId: string; capability: 'read' | 'write' }
 
@@ -62,4 +64,17 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     const display = Object.fromEntries(Object.keys(sheet.cells).map((ref) => [ref, value(ref)]));
     return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display };
   });
+}
+
+/**
+ * The sheet socket's re-check after a credential change (its admission is openSheetSession: a session JWT, the
+ * documents feature, `document.view`; write = `document.update`), by the session behind the token. Returns the
+ * current principal (edits are audited with it); throws what a new connection would get, and PERMISSION_DENIED when
+ * a write socket would now be read-only.
+ */
+export async function recheckSheetPrincipal(platform: Platform, p: Principal, capability: 'read' | 'write'): Promise<Principal> {
+  const now = await platform.credentials.recheck(p);
+  checkNeeds({ feature: 'documents', permission: 'document.view' }, now);
+  if (capability === 'write' && !now.permissions.has('document.update')) throw writeWithdrawn();
+  return now;
 }

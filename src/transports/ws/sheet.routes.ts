@@ -4,7 +4,6 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
-import * as collab from '../../areas/documents/collab.service.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
 import { evaluate } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
@@ -50,7 +49,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       socket.on('close', () => { peers.delete(socket); if (!peers.size) sockets.delete(key); });
       // Re-admitted on every credential change (by the session behind the token); closed 4401/4403 when that fails.
       const gate = watch.watch(socket, req.sheetSince!, async () => {
-        s.principal = await collab.recheckSheetPrincipal(req.server.platform, s.principal, s.capability);
+        s.principal = await sheets.recheckSheetPrincipal(req.server.platform, s.principal, s.capability);
       });
       let queue: Promise<void> = Promise.resolve();
       socket.on('message', (raw: Buffer) => gate.run(() => {
