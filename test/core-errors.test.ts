@@ -221,6 +221,12 @@ describe('on the app', () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: { ...leaving.auth, 'content-type': 'application/json' }, payload: '' })).statusCode).toBe(204);
   });
 
+  it('a missing required query parameter is 400 INVALID_PARAMETER saying it is required', async () => {
+    const e = errorOf(await t.app.inject({ url: '/v1/slugs/availability?slug=acme', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    expect(e.message).toBe('Query parameter "kind" is required');
+    expect(e.details).toMatchObject({ field: 'kind', reason: 'REQUIRED' });
+  });
+
   it('a bad query value is 400 INVALID_PARAMETER', async () => {
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=0', headers: a.auth }), 400, 'INVALID_PARAMETER');
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members?limit=abc', headers: a.auth }), 400, 'INVALID_PARAMETER');

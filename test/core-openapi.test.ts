@@ -58,8 +58,8 @@ describe('GET /v1/openapi.json', () => {
       else if (ids.has(op.operationId)) problems.push(`${name}: duplicate operationId ${op.operationId}`);
       else ids.add(op.operationId);
       if (!op.summary) problems.push(`${name}: no summary`);
-      const isPublic = r.config.auth === 'public';
-      if (isPublic ? (op.security?.length ?? 0) !== 0 : !JSON.stringify(op.security ?? []).includes('bearerAuth')) problems.push(`${name}: security does not match auth`);
+      const expected = r.config.auth !== 'public' ? [{ bearerAuth: [] }] : r.config.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
+      if (JSON.stringify(op.security) !== JSON.stringify(expected)) problems.push(`${name}: security does not match auth`);
       for (const cls of ['4XX', '5XX']) {
         if (!op.responses?.[cls]?.content?.['application/json']?.schema) problems.push(`${name}: no ${cls} error envelope`);
       }
@@ -85,6 +85,18 @@ describe('GET /v1/openapi.json', () => {
       if (r.schema?.body && !Object.values(op.requestBody?.content ?? {}).some((c) => c.schema)) problems.push(`${name}: body not described`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it('binary routes name their media types: the PDF upload and download, the sheet export', () => {
+    const file = doc.paths['/v1/documents/{id}/file'];
+    expect(Object.keys(file.put.requestBody?.content ?? {})).toEqual(['application/pdf']);
+    expect(file.put.requestBody?.content?.['application/pdf'].schema).toEqual({ type: 'string', format: 'binary' });
+    expect(Object.keys(file.get.responses?.['200'].content ?? {})).toEqual(['application/pdf']);
+    // Bearer or the signed query: the credential is optional in the document, as in the handler.
+    expect(file.get.security).toEqual([{ bearerAuth: [] }, {}]);
+    expect(Object.keys(doc.paths['/v1/sheet/{documentId}/export'].get.responses?.['200'].content ?? {}).sort()).toEqual([
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv; charset=utf-8', 'text/tab-separated-values; charset=utf-8']);
+    expect(doc.paths['/v1/openapi.json']?.get?.security).toEqual([]);
   });
 
   it('every operation describes a success (2XX) response', () => {

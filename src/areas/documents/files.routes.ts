@@ -23,11 +23,11 @@ export default async function fileRoutes(app: FastifyInstance) {
   });
 
   app.get('/v1/documents/:id/file', {
-    config: { auth: 'public', rateLimit: { key: 'ip' }, fixture: 'document_file' },
+    config: { auth: 'public', bearerInHandler: true, rateLimit: { key: 'ip' }, fixture: 'document_file' },
     schema: {
       summary: 'Download the PDF: bearer credential, or the signed query org/exp/sig (then the bearer header is ignored)',
       params: S.IdParams, querystring: S.FileQuery,
-      response: { 200: Type.String({ format: 'binary', description: 'application/pdf stream' }) },
+      response: { 200: { description: 'The PDF', content: { 'application/pdf': { schema: Type.String({ format: 'binary' }) } } } },
     },
   }, async (req, reply) => {
     const q = req.query as { org?: string; exp?: string; sig?: string };

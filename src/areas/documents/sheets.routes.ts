@@ -39,7 +39,7 @@ export default async function sheetRoutes(app: FastifyInstance) {
   app.get('/v1/sheet/:documentId/export', {
     config: { auth: 'public', rateLimit: { key: 'ip' }, fixture: 'sheet' },
     schema: { summary: 'Export a spreadsheet as xlsx, csv or tsv (session JWT in `token`)', params: ExportParams, querystring: ExportQuery,
-      response: { 200: Type.String({ format: 'binary' }) } },
+      response: { 200: { description: 'The exported sheet', content: Object.fromEntries(Object.values(sheets.EXPORT_MEDIA_TYPES).map((t) => [t, { schema: Type.String({ format: 'binary' }) }])) } } },
   }, async (req, reply) => {
     const out = await sheets.exportSheet(req.ctx, { documentId: (req.params as { documentId: string }).documentId, ...(req.query as object) });
     const ascii = out.filename.replace(/[^\x20-\x7e]|"/g, '_');

@@ -57,7 +57,7 @@ export interface ExportInput {
 export const MAX_EXPORT_CELLS = 500_000;
 const EXPORT_PARAMS = ['format', 'sheet_id', 'header_row', 'value_mode', 'filename'] as const;
 
-const FORMATS = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;
+export const EXPORT_MEDIA_TYPES = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;
 
 /**
  * Text an export writes: a NUL character (content stored before sheets refused it) becomes U+FFFD, the replacement
@@ -103,8 +103,8 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   ctx.principal = principal;
 
   for (const k of EXPORT_PARAMS) if (q[k] !== undefined && typeof q[k] !== 'string') throw validation(`Query parameter "${k}" must be given once`, { field: k });
-  const format = q.format as keyof typeof FORMATS | undefined;
-  if (!format || !Object.hasOwn(FORMATS, format)) throw validation('Query parameter "format" must be xlsx, csv or tsv', { field: 'format' });
+  const format = q.format as keyof typeof EXPORT_MEDIA_TYPES | undefined;
+  if (!format || !Object.hasOwn(EXPORT_MEDIA_TYPES, format)) throw validation('Query parameter "format" must be xlsx, csv or tsv', { field: 'format' });
   const mode = q.value_mode ?? 'displayed';
   if (mode !== 'displayed' && mode !== 'raw') throw validation('Query parameter "value_mode" must be displayed or raw', { field: 'value_mode' });
   if (q.header_row !== undefined && q.header_row !== 'true' && q.header_row !== 'false') throw validation('Query parameter "header_row" must be true or false', { field: 'header_row' });
@@ -132,7 +132,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   if (format !== 'xlsx') {
     let rows = sheetRows(chosen[0], mode);
     if (!headerRow) rows = rows.slice(1);
-    return { body: Buffer.from(delimited(rows, format === 'csv' ? ',' : '\t'), 'utf8'), contentType: FORMATS[format], filename };
+    return { body: Buffer.from(delimited(rows, format === 'csv' ? ',' : '\t'), 'utf8'), contentType: EXPORT_MEDIA_TYPES[format], filename };
   }
   const book = new ExcelJS.Workbook();
   book.creator = 'platform-api';
@@ -150,7 +150,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
     }));
     if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
   }
-  return { body: Buffer.from(await book.xlsx.writeBuffer()), contentType: FORMATS.xlsx, filename };
+  return { body: Buffer.from(await book.xlsx.writeBuffer()), contentType: EXPORT_MEDIA_TYPES.xlsx, filename };
 }
 
 function ref(col: number, row: number): string {

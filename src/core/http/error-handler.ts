@@ -33,6 +33,7 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
     return new AppError('VALIDATION_ERROR', `Path parameter "${field}" ${e.message ?? 'is invalid'}`, { field });
   }
   if (where === 'querystring') {
+    if (e.keyword === 'required') return new AppError('INVALID_PARAMETER', `Query parameter "${field}" is required`, { field, rule: e.keyword, ...e.params, reason: 'REQUIRED' });
     return new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
   }
   if (where === 'headers') {

@@ -74,10 +74,16 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     transform: ({ schema, url, route }) => {
       const needs = (route.config ?? {}) as RouteNeeds;
       const s = { ...(schema as Record<string, unknown>) };
-      s.security = needs.auth === 'public' ? [] : [{ bearerAuth: [] }];
+      s.security = needs.auth !== 'public' ? [{ bearerAuth: [] }] : needs.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
+      // A raw (non-JSON) body has no schema to validate; the document still names its media types.
+      if (!s.body && needs.accepts?.some((t) => t !== 'application/json')) {
+        s.body = { type: 'string', format: 'binary' };
+        s.consumes = needs.accepts;
+      }
       return { schema: s as typeof schema, url };
     },
   });
-  app.get('/v1/openapi.json', { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
+  app.get('/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', response: { 200: { type: 'object', additionalProperties: true } } }, config: { auth: 'public' } },
+    async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
 }

@@ -27,6 +27,11 @@ export interface RouteNeeds {
   originCheck?: (req: FastifyRequest) => void;
   /** Body media types the route takes, named by the 415 answer (default: application/json). */
   accepts?: string[];
+  /**
+   * A public route whose handler itself accepts a bearer credential (or another proof, in the query): the guard
+   * reads none, and the OpenAPI document lists the bearer credential as optional instead of absent.
+   */
+  bearerInHandler?: boolean;
   /** Platform root organization only (super_admin role, or the `admin` key scope). */
   rootOnly?: boolean;
   rateLimit?: false | {
