@@ -223,8 +223,13 @@ describe('on the app', () => {
 
   it('a missing required query parameter is 400 INVALID_PARAMETER saying it is required', async () => {
     const e = errorOf(await t.app.inject({ url: '/v1/slugs/availability?slug=acme', headers: a.auth }), 400, 'INVALID_PARAMETER');
-    expect(e.message).toBe('Query parameter "kind" is required');
+    expect(e.message).toMatch(/^Query parameter "kind" is required/);
     expect(e.details).toMatchObject({ field: 'kind', reason: 'REQUIRED' });
+  });
+
+  it('a bad query value\'s message carries the parameter\'s description (what it is, its unit)', async () => {
+    const e = errorOf(await t.app.inject({ url: '/v1/sync/documents?since=yesterday', headers: a.auth }), 400, 'INVALID_PARAMETER');
+    expect(e.message).toBe('Query parameter "since" must be integer (epoch milliseconds; omit for a bulk download)');
   });
 
   it('a bad query value is 400 INVALID_PARAMETER', async () => {

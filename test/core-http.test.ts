@@ -78,9 +78,20 @@ describe('rate limits', () => {
     expect((await t.app.inject({ url: '/v1/organizations', headers: bearer(key1) })).statusCode).toBe(200);
   });
 
-  it('unauthenticated requests are limited per presented credential or address, before the 401', async () => {
+  it('unauthenticated requests are limited per address, before the 401', async () => {
     for (let i = 0; i < 3; i++) errorOf(await t.app.inject({ url: '/v1/organizations/current/members' }), 401, 'AUTH_REQUIRED');
     errorOf(await t.app.inject({ url: '/v1/organizations/current/members' }), 429, 'RATE_LIMIT_EXCEEDED');
+  });
+
+  it('a new made-up credential on every request does not get a new budget: failed credentials count per address', async () => {
+    const junk = (i: number) => ({ authorization: `Bearer svc_live_QQQQQQQ${i}_${'0123456789abcdef'.repeat(2)}` });
+    const from = (remoteAddress: string, i: number) => t.app.inject({ url: '/v1/me', headers: junk(i), remoteAddress });
+    for (let i = 0; i < 3; i++) errorOf(await from('198.51.100.21', i), 401, 'INVALID_API_KEY');
+    errorOf(await from('198.51.100.21', 3), 429, 'RATE_LIMIT_EXCEEDED');
+    errorOf(await t.app.inject({ url: '/v1/me', remoteAddress: '198.51.100.21' }), 429, 'RATE_LIMIT_EXCEEDED');
+    // Another address has its own budget, and a valid credential from the limited address is limited by its own.
+    errorOf(await from('198.51.100.22', 9), 401, 'INVALID_API_KEY');
+    expect((await t.app.inject({ url: '/v1/me', headers: bearer(key1), remoteAddress: '198.51.100.21' })).statusCode).toBe(200);
   });
 
   it('auth routes have their own per-address budget (authMax)', async () => {

@@ -76,7 +76,10 @@ export async function createSignedUrl(ctx: ServiceContext, input: { id: string; 
 
 export interface FileAccess { id: string; org?: string | string[]; exp?: string | string[]; sig?: string | string[]; authorization?: string }
 
-const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is expired or invalid');
+const badSignature = () => new AppError('UNAUTHORIZED', 'The signed URL is invalid: its org, exp or sig was altered or it was not issued here');
+/** Said only of a URL whose signature holds: a forged one learns nothing from the message. */
+const expiredSignature = (id: string, exp: number) => new AppError('UNAUTHORIZED',
+  `The signed URL expired at ${new Date(exp * 1000).toISOString()}; issue a new one with POST /v1/documents/${id}/file/signed-url`);
 /**
  * The canonical spelling of a signed URL's parameters, as createSignedUrl writes them: the organization id as a
  * lower-case UUID, `exp` as a decimal integer without sign or leading zeros (12 digits at most), `sig` as 64
@@ -98,7 +101,8 @@ async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string
     const exp = Number(a.exp);
     const expected = signFile(documentsDeps(ctx.platform).urlSecret, a.org, a.id, exp);
     const valid = safeEqual(expected, a.sig);
-    if (!valid || exp * 1000 <= Date.now()) throw badSignature();
+    if (!valid) throw badSignature();
+    if (exp * 1000 <= Date.now()) throw expiredSignature(a.id, exp);
     return a.org;
   }
   const principal = await ctx.platform.credentials.resolve(bearerToken(a.authorization));

@@ -81,7 +81,12 @@ describe('document files', () => {
     const { documentsDeps } = await import('./deps.js');
     const past = Math.floor(Date.now() / 1000) - 5;
     const sig = signFile(documentsDeps(t.platform).urlSecret, a.orgId, id, past);
-    errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file?org=${a.orgId}&exp=${past}&sig=${sig}` }), 401, 'UNAUTHORIZED');
+    const expired = errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file?org=${a.orgId}&exp=${past}&sig=${sig}` }), 401, 'UNAUTHORIZED');
+    // The message tells an expired link (whose signature holds) from an altered one, and says how to get a new one.
+    expect(expired.message).toBe(`The signed URL expired at ${new Date(past * 1000).toISOString()}; issue a new one with POST /v1/documents/${id}/file/signed-url`);
+    // A forged URL with a past exp is "invalid", not "expired": the message says nothing of a signature that fails.
+    expect(errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file?org=${a.orgId}&exp=${past}&sig=${'0'.repeat(64)}` }), 401, 'UNAUTHORIZED').message)
+      .toMatch(/^The signed URL is invalid/);
     errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: b.auth }), 404, 'NOT_FOUND');
     errorOf(await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: a.auth, payload: { expires_in: 5 } }), 400, 'VALIDATION_ERROR');
   });

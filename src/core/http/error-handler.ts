@@ -18,8 +18,16 @@ function fieldOf(e: AjvError): string {
   return path;
 }
 
+/** The `description` a route's querystring schema gives a parameter, if any. */
+function queryParameterDescription(req: FastifyRequest, field: string): string | undefined {
+  const q = (req.routeOptions.schema as { querystring?: { properties?: Record<string, { description?: unknown }> } } | undefined)?.querystring;
+  const d = q?.properties?.[field]?.description;
+  return typeof d === 'string' && d.length <= 200 ? d : undefined;
+}
+
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
-function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }, params: unknown): AppError {
+function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }, req: FastifyRequest): AppError {
+  const params = req.params;
   const e = asEnumError(err.validation) ?? err.validation[0];
   const field = fieldOf(e);
   const where = err.validationContext ?? 'body';
@@ -33,8 +41,12 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
     return new AppError('VALIDATION_ERROR', `Path parameter "${field}" ${e.message ?? 'is invalid'}`, { field });
   }
   if (where === 'querystring') {
-    if (e.keyword === 'required') return new AppError('INVALID_PARAMETER', `Query parameter "${field}" is required`, { field, rule: e.keyword, ...e.params, reason: 'REQUIRED' });
-    return new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
+    // The parameter's own description (what it is, its unit) follows the rule it broke: "must be integer" alone
+    // does not say that `since` is epoch milliseconds.
+    const about = queryParameterDescription(req, field);
+    const hint = about ? ` (${about})` : '';
+    if (e.keyword === 'required') return new AppError('INVALID_PARAMETER', `Query parameter "${field}" is required${hint}`, { field, rule: e.keyword, ...e.params, reason: 'REQUIRED' });
+    return new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${e.message ?? 'is invalid'}${hint}`, { field, rule: e.keyword, ...e.params });
   }
   if (where === 'headers') {
     return new AppError('VALIDATION_ERROR', `Header "${field}" ${e.message ?? 'is invalid'}`, { field });
@@ -57,7 +69,7 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
 export function toAppError(err: unknown, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
-  if (fe.validation) return fromValidation(fe as FastifyError & { validation: AjvError[] }, req.params);
+  if (fe.validation) return fromValidation(fe as FastifyError & { validation: AjvError[] }, req);
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE': {
       const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Platform, ServiceContext } from '../context.js';
@@ -12,11 +11,9 @@ export const LEGACY_KEY_DEPRECATED_AT = '@1767225600';
 
 function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | null): string {
   const rl = needs.rateLimit || {};
-  if (rl.key === 'ip' || !principal) {
-    // Unauthenticated or failed credentials: per presented credential when there is one, else per address.
-    const h = req.headers.authorization;
-    return h && rl.key !== 'ip' ? `t:${createHash('sha1').update(h).digest('base64')}` : `ip:${req.ip}`;
-  }
+  // No credential, or one that failed: per address. Not per presented token: a caller making up a new token for
+  // every request would get a fresh budget each time and never be limited.
+  if (rl.key === 'ip' || !principal) return `ip:${req.ip}`;
   if (rl.key === 'user') return `u:${principal.userId}:${principal.orgId}`;
   return principal.apiKeyId ? `k:${principal.apiKeyId}` : `s:${principal.sessionId}`;
 }

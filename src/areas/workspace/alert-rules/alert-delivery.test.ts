@@ -188,6 +188,27 @@ describe('alert rules fire end to end', () => {
     expect(attempts.map((x) => x.outcome)).toEqual(['failed', 'delivered']);
   });
 
+  it('a rule without an event type fires for every catalogue event its conditions hold for, never for internal events', async () => {
+    const a = await newTenant(t.app);
+    const p = await createProject(t.app, a, 'Watched project');
+    const other = await createProject(t.app, a, 'Unwatched project');
+    const ruleId = await rule(a, { name: 'Anything in the watched project', conditions: { project_id: p.id } });
+    const taskId = await createTask(t.app, a, p.id, { title: 'Watched task' });
+    await createTask(t.app, a, other.id, { title: 'Unwatched task' });
+    const del = await t.app.inject({ method: 'DELETE', url: `/v1/tasks/${taskId}`, headers: a.auth });
+    expect(del.statusCode).toBe(200);
+    // An event outside the catalogue (the bus carries internal ones) is not delivered to a `*` rule.
+    await handleWorkspaceEvent(t.platform, { type: 'internal.cache_flushed', orgId: a.orgId, actorUserId: a.userId, targetType: 'project', targetId: p.id, data: { project_id: p.id }, at: new Date().toISOString() });
+    const inbox = await waitFor(async () => {
+      const n = (await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: a.auth })).json().data.notifications as Array<{ event_type: string; alert_rule_id: string }>;
+      return n.length >= 2 && n;
+    });
+    expect(inbox.every((n) => n.alert_rule_id === ruleId)).toBe(true);
+    expect(inbox.map((n) => n.event_type).sort()).toEqual(['task.created', 'task.deleted']);
+    const d = await deliveries(a, ruleId);
+    expect(d).toHaveLength(2);
+  });
+
   it('a disabled rule does not fire; a channel this deployment cannot deliver is recorded as failed with the reason', async () => {
     const a = await newTenant(t.app);
     const off = await rule(a, { name: 'off', event_type: 'project.archived', is_enabled: false });

@@ -23,7 +23,7 @@ export const alertRulesRepo = {
     (await sql.query<{ event_type: string }>(`SELECT DISTINCT event_type FROM alert_rules WHERE org_id = $1 AND is_enabled`, [orgId])).map((r) => r.event_type),
 
   enabledFor: (sql: Sql, orgId: string, eventType: string) =>
-    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules WHERE org_id = $1 AND event_type = $2 AND is_enabled ORDER BY id`, [orgId, eventType]),
+    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules WHERE org_id = $1 AND event_type IN ($2, '*') AND is_enabled ORDER BY id`, [orgId, eventType]),
 
   deliveries: (sql: Sql, orgId: string, ruleId: string, page: { limit: number; offset: number }) =>
     sql.query<Record<string, unknown> & { total: number }>(`SELECT ${DELIVERY_COLS}, count(*) OVER ()::int AS total FROM alert_deliveries

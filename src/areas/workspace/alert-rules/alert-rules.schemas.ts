@@ -8,7 +8,7 @@ export const CONDITIONS_MAX_DEPTH = 8;
 
 // Any well-formed name is accepted (the spec leaves the catalogue open: "for example a task-overdue kind"); a rule
 // fires for the types the platform emits (the catalogue below) and waits for any other until it is emitted.
-const EVENT_TYPE_PATTERN = '^[A-Za-z][A-Za-z0-9_.:-]*$';
+const EVENT_TYPE_PATTERN = '^(?:[A-Za-z][A-Za-z0-9_.:-]*|\\*)$';
 const EventType = Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: EVENT_TYPE_DOC, examples: [...EVENT_TYPES] });
 const Channel = Type.Union(CHANNELS.map((c) => Type.Literal(c)));
 const ConditionsDoc = 'Object of `path -> expected`; every entry must hold for the event (see docs/events.md). Max 64 KB serialized (413 PAYLOAD_TOO_LARGE), depth 8.';
@@ -17,7 +17,7 @@ export const CreateAlertRuleBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
   event_type: Type.Optional(EventType),
-  trigger_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Alias of event_type (one of the two is required; equal when both are given)' })),
+  trigger_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Alias of event_type (equal when both are given; without either the rule hears every catalogue type, `*`)' })),
   conditions: Type.Optional(JsonObject(ConditionsDoc)),
   condition: Type.Optional(JsonObject('Alias of conditions (give one of the two)')),
   channels: Type.Optional(Type.Array(Channel, { minItems: 1, maxItems: 4, uniqueItems: true, description: "Default ['in_app']. slack needs slack_webhook_url. email deliveries need SMTP configured and push has no provider on this deployment: such deliveries are recorded as failed with the reason (GET .../deliveries)." })),

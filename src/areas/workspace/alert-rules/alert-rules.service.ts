@@ -8,9 +8,11 @@ import { assertConditions } from './conditions.js';
 import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
 import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
 import { enabledRuleTypes } from './enabled-rule-types.js';
+import { ANY_EVENT_TYPE } from './event-types.js';
 
 /**
- * Creates an alert rule. event_type and its alias trigger_type: one is required, equal when both are given;
+ * Creates an alert rule. event_type and its alias trigger_type: equal when both are given, `*` (every catalogue type)
+ * when neither is;
  * conditions and its alias condition likewise. Channels default to in_app; slack needs slack_webhook_url. A rule is
  * configuration: email and push rules are accepted whatever this deployment can deliver today, and a delivery it
  * cannot make (no SMTP configured, no push provider) is recorded as failed with the reason, never dropped.
@@ -20,8 +22,7 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   if (input.event_type && input.trigger_type && input.event_type !== input.trigger_type) {
     throw validation('event_type and trigger_type are aliases; give one, or the same value', { field: 'trigger_type' });
   }
-  const eventType = input.event_type ?? input.trigger_type;
-  if (!eventType) throw new AppError('VALIDATION_ERROR', 'Field "event_type" is required (or its alias trigger_type)', { field: 'event_type', reason: 'REQUIRED' });
+  const eventType = input.event_type ?? input.trigger_type ?? ANY_EVENT_TYPE;
   if (input.conditions && input.condition) throw validation('conditions and condition are aliases; give one', { field: 'condition' });
   const conditions = (input.conditions ?? input.condition ?? {}) as Record<string, unknown>;
   assertBoundedJson('conditions', conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });

@@ -52,10 +52,19 @@ describe('POST /v1/alert-rules', () => {
     expect((await post(a.auth, { name: 'both same', event_type: 'task.created', trigger_type: 'task.created' })).statusCode).toBe(201);
   });
 
-  it('refuses a missing, conflicting or malformed event type and bad fields with 400 VALIDATION_ERROR', async () => {
+  it('without event_type or trigger_type (spec 4.6 requires only name) the rule hears every catalogue type: `*`', async () => {
+    const a = await newTenant(t.app);
+    const res = await post(a.auth, { name: 'Everything in one project', conditions: { project_id: randomUUID() } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data).toMatchObject({ name: 'Everything in one project', event_type: '*', trigger_type: '*', channels: ['in_app'], is_enabled: true });
+    expect((await post(a.auth, { name: 'Said explicitly', trigger_type: '*' })).json().data.event_type).toBe('*');
+  });
+
+  it('refuses a missing name, conflicting or malformed event type and bad fields with 400 VALIDATION_ERROR', async () => {
     const a = await newTenant(t.app);
     for (const bad of [
-      { name: 'x' },
+      { name: 'x', event_type: '**' },
+      { name: 'x', event_type: '*.created' },
       { event_type: 'task.overdue' },
       { name: '', event_type: 'task.overdue' },
       { name: 'x', event_type: 'task overdue!' },

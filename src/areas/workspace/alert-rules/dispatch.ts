@@ -4,6 +4,7 @@ import { enqueue } from '../../../core/jobs.js';
 import { uuidv7 } from '../../../core/ids.js';
 import { alertRulesRepo } from './alert-rules.repo.js';
 import { matchesConditions } from './conditions.js';
+import { ruleWants } from './event-types.js';
 
 export const DELIVERY_JOB = 'alert.deliver';
 /**
@@ -21,7 +22,8 @@ export const DELIVERY_MAX_ATTEMPTS = 5;
  * exactly when its job does. Returns how many deliveries were queued.
  */
 export async function queueAlertDeliveries(sql: Sql, event: PlatformEvent, opts: { emailConfigured: boolean }): Promise<number> {
-  const rules = (await alertRulesRepo.enabledFor(sql, event.orgId, event.type)).filter((r) => matchesConditions(r.conditions, event));
+  const rules = (await alertRulesRepo.enabledFor(sql, event.orgId, event.type))
+    .filter((r) => ruleWants(r.event_type, event.type) && matchesConditions(r.conditions, event));
   let n = 0;
   for (const rule of rules) {
     for (const channel of rule.channels) {

@@ -1,6 +1,7 @@
 import type { Database } from '../../../core/db/database.js';
 import { NotifiedOrgCache } from '../../../core/db/notified-cache.js';
 import { alertRulesRepo } from './alert-rules.repo.js';
+import { ruleWants } from './event-types.js';
 
 /** Announced by migration 0050's trigger on every change to alert_rules: the organization id, or `*`. */
 export const ALERT_RULES_CHANNEL = 'alert_rules_changed';
@@ -20,7 +21,8 @@ export class EnabledRuleTypes {
   async has(orgId: string, eventType: string): Promise<boolean> {
     const types = await this.cache.get(orgId, '', async () =>
       new Set(await this.db.tenant(orgId, (sql) => alertRulesRepo.enabledEventTypes(sql, orgId))));
-    return types!.has(eventType);
+    for (const t of types!) if (ruleWants(t, eventType)) return true;
+    return false;
   }
 
   /** Drops an organization's entry (`*`: all); called directly after this process commits a change. */

@@ -9,6 +9,17 @@ export const WORKSPACE_EVENT_TYPES = ['task.overdue'] as const;
  */
 export const EVENT_TYPES: readonly string[] = [...PROJECT_EVENT_TYPES, ...TASK_EVENT_TYPES, ...WORKSPACE_EVENT_TYPES].sort();
 
+/**
+ * The event type of a rule that names none (spec 4.6 requires only `name`): every type of the catalogue, filtered
+ * by the rule's conditions. Only catalogue types: the bus also carries internal events no user asked to hear of.
+ */
+export const ANY_EVENT_TYPE = '*';
+const CATALOGUE = new Set(EVENT_TYPES);
+
+/** Whether a rule of `ruleType` wants an event of `eventType`. */
+export const ruleWants = (ruleType: string, eventType: string): boolean =>
+  ruleType === eventType || (ruleType === ANY_EVENT_TYPE && CATALOGUE.has(eventType));
+
 /** One line per type for the OpenAPI description of `event_type`. */
 export const EVENT_TYPE_DESCRIPTIONS: Record<string, string> = {
   'project.created': 'A project was created. data: project_id, name, slug',
@@ -26,5 +37,5 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<string, string> = {
   'task.overdue': 'A task passed its due date while not done; emitted once per task and due date (recipients: the assignee). data: task_id, project_id, title, due_date, assigned_to',
 };
 
-export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`: any name of letters, digits and `_.:-` is accepted; a rule fires for the types the platform emits. Catalogue: ' +
+export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`: any name of letters, digits and `_.:-` is accepted; a rule fires for the types the platform emits. `*` (the default when neither event_type nor trigger_type is given): every type of the catalogue. Catalogue: ' +
   EVENT_TYPES.map((t) => `\`${t}\`${EVENT_TYPE_DESCRIPTIONS[t] ? ` (${EVENT_TYPE_DESCRIPTIONS[t]})` : ''}`).join('; ');

@@ -8,8 +8,11 @@ export const MAX_VIEWS_PER_USER = 100;
 
 export const THEME_MODES = ['light', 'dark', 'system'] as const;
 export const STAY_LOGGED_IN_HOURS = [1, 8, 24, 168, 720] as const;
-/** BCP-47 language tag: a 2-3 letter language, then subtags of 1-8 letters or digits (en, en-US, zh-Hant-TW, sr-Latn). */
-export const BCP47 = '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$';
+/**
+ * BCP-47 language tag (RFC 5646 syntax): a 2-8 letter language then subtags of 1-8 letters or digits (en, en-US,
+ * zh-Hant-TW, sr-Latn, en-US-x-twain), a private-use tag (x-klingon) or a grandfathered irregular one (i-klingon).
+ */
+export const BCP47 = '^(?:[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*|[xX](?:-[A-Za-z0-9]{1,8})+|[iI](?:-[A-Za-z0-9]{1,8})+)$';
 
 export const OrgSettingsOut = Type.Object({ settings: JsonObject('The organization settings document'), updated_at: Timestamp });
 export const PutOrgSettingsBody = Type.Object({

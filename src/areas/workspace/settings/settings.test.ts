@@ -93,6 +93,15 @@ describe('personalization', () => {
     expect(p2.json().data.stayLoggedInHours).toBe(720);
   });
 
+  it('accepts every BCP-47 tag shape: region, script, private use, grandfathered', async () => {
+    const a = await newTenant(t.app);
+    for (const language of ['en', 'de-CH', 'zh-Hant-TW', 'en-US-x-twain', 'x-klingon', 'i-klingon', 'haw-US']) {
+      const res = await req('PUT', '/v1/settings/personalization', a.auth, { ...body, language });
+      expect(res.statusCode, language).toBe(200);
+      expect(res.json().data.language).toBe(language);
+    }
+  });
+
   it('requires themeMode, language, notifications and checks every enum', async () => {
     const a = await newTenant(t.app);
     for (const bad of [
@@ -101,6 +110,10 @@ describe('personalization', () => {
       { themeMode: 'dark', language: 'en' },
       { ...body, themeMode: 'blue' },
       { ...body, language: 'not a tag!' },
+      { ...body, language: 'x' },
+      { ...body, language: 'x-' },
+      { ...body, language: 'e' },
+      { ...body, language: 'en-toolongsubtag' },
       { ...body, stayLoggedInHours: 2 },
       { ...body, stayLoggedInHours: '24' },
       { ...body, notifications: { emailNotifications: 'yes' } },
