@@ -30,6 +30,15 @@ const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
  * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
  * refused. Also registered for JSON that arrives under another media type (CSP reports: application/csp-report).
  */
+/**
+ * The 413 of a body nested deeper than `maxDepth`: spec part 7 names `details.limit` (here the depth) and
+ * `details.maxBytes` (the route's byte limit).
+ */
+export function tooDeep(req: FastifyRequest, maxDepth: number): AppError {
+  const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
+  return new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth, maxBytes });
+}
+
 export function jsonBodyParser(maxDepth: number) {
   return (req: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
     const text = body as string;
@@ -40,11 +49,7 @@ export function jsonBodyParser(maxDepth: number) {
       if (body?.required?.length) return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
       return done(null, undefined);
     }
-    if (jsonDepthExceeds(text, maxDepth)) {
-      // Spec part 7: 413 carries `details.limit` (here the depth) and `details.maxBytes` (the route's byte limit).
-      const maxBytes = req.routeOptions.bodyLimit ?? req.server.initialConfig.bodyLimit;
-      return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth, maxBytes }), undefined);
-    }
+    if (jsonDepthExceeds(text, maxDepth)) return done(tooDeep(req, maxDepth), undefined);
     let value: unknown;
     try {
       value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });

@@ -43,7 +43,8 @@ export type Classified =
   | { kind: 'invalid'; id: JsonRpcId; error: JsonRpcErrorObject };
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const validId = (v: unknown): v is JsonRpcId => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+// An integer id beyond 2^53 cannot be echoed exactly (JSON.parse rounds it), and JSON-RPC requires the same id back.
+const validId = (v: unknown): v is JsonRpcId => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 
 /**
  * Sorts a parsed body into request, notification, client response or invalid (-32600), keeping the id of an
@@ -61,7 +62,7 @@ export function classify(body: unknown): Classified {
   const id = hasId && validId(body.id) ? body.id : null;
   const bad = (why: string): Classified => ({ kind: 'invalid', id, error: { code: RPC.INVALID_REQUEST, message: `Invalid Request: ${why}` } });
   if (body.jsonrpc !== '2.0') return bad('"jsonrpc" must be "2.0"');
-  if (hasId && !validId(body.id)) return bad('"id" must be a string, an integer or null');
+  if (hasId && !validId(body.id)) return bad('"id" must be a string, an integer (at most 2^53 - 1 in size) or null');
   if (!('method' in body)) {
     if (hasId && ('result' in body || 'error' in body)) return { kind: 'response' };
     return bad('"method" is required');

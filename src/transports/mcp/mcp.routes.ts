@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import sjson from 'secure-json-parse';
 import { AppError } from '../../core/errors.js';
-import { jsonDepthExceeds } from '../../core/http/json-parser.js';
+import { jsonDepthExceeds, tooDeep } from '../../core/http/json-parser.js';
 import { bearerToken } from '../../core/http/guard.js';
-import { RPC, classify, rpcError, type JsonRpcResponse } from './jsonrpc.js';
+import { RPC, classify, rpcError, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.js';
 import { McpDispatcher, SUPPORTED_PROTOCOL_VERSIONS } from './dispatcher.js';
 import { ToolRegistry } from './registry.js';
 import { TOOL_SETS } from './tools/index.js';
@@ -46,9 +46,12 @@ function send(reply: FastifyReply, status: number, body: unknown, mode: ReplyMod
   return reply.code(status).type('application/json').send(text);
 }
 
-/** Transport-level refusals (MCP Streamable HTTP): an HTTP status with a JSON-RPC error body without id. */
-const transportError = (reply: FastifyReply, status: number, code: number, message: string) =>
-  send(reply, status, rpcError(null, code, message));
+/**
+ * Transport-level refusals (MCP Streamable HTTP): an HTTP status with a JSON-RPC error body, carrying the request's id
+ * when the message was read (so the client can match it), else null.
+ */
+const transportError = (reply: FastifyReply, status: number, code: number, message: string, id: JsonRpcId = null) =>
+  send(reply, status, rpcError(id, code, message));
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
@@ -86,10 +89,10 @@ export default async function mcpTransport(app: FastifyInstance) {
   const maxDepth = app.platform.config.jsonMaxDepth;
   app.removeAllContentTypeParsers();
   // Fastify tests a RegExp against the whole header with its parameters ("application/json; charset=utf-8").
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(;.*)?$/, { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(;.*)?$/, { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, new ParseFailure('empty body'));
-    if (jsonDepthExceeds(text, maxDepth)) return done(new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth }), undefined);
+    if (jsonDepthExceeds(text, maxDepth)) return done(tooDeep(req, maxDepth), undefined);
     try {
       done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (err) {
@@ -151,19 +154,20 @@ export default async function mcpTransport(app: FastifyInstance) {
     }
     const msg = classify(req.body);
     const isInitialize = msg.kind === 'request' && msg.msg.method === 'initialize';
+    const id = msg.kind === 'request' ? msg.msg.id : null;
 
     // Session and version headers are checked on everything but initialize (which starts a new session).
     if (!isInitialize) {
       const version = header(req, 'mcp-protocol-version');
       if (version !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-        return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: unsupported MCP-Protocol-Version "${version}" (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+        return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: unsupported MCP-Protocol-Version "${version}" (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`, id);
       }
       const sessionId = header(req, 'mcp-session-id');
       if (sessionId !== undefined) {
         const session = await findSession(req.ctx, sessionId);
-        if (!session) return transportError(reply, 404, RPC.SESSION_NOT_FOUND, 'Session not found: it is unknown or has ended; send initialize again without MCP-Session-Id');
+        if (!session) return transportError(reply, 404, RPC.SESSION_NOT_FOUND, 'Session not found: it is unknown or has ended; send initialize again without MCP-Session-Id', id);
         if (version !== undefined && version !== session.protocol_version) {
-          return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: MCP-Protocol-Version "${version}" differs from the session's negotiated "${session.protocol_version}"`);
+          return transportError(reply, 400, RPC.TRANSPORT_ERROR, `Bad Request: MCP-Protocol-Version "${version}" differs from the session's negotiated "${session.protocol_version}"`, id);
         }
         reply.header('MCP-Session-Id', session.id);
       }
@@ -184,9 +188,10 @@ export default async function mcpTransport(app: FastifyInstance) {
 
   // No server-initiated stream: the transport's GET answers 405 (clients then work by POST alone).
   // Hidden from OpenAPI: it has no success response to describe.
-  app.get(MCP_PATH, { config: mcpConfig, schema: { summary: 'MCP server-to-client stream (not offered: 405)', hide: true } }, async (_req, reply) => {
-    reply.header('Allow', 'POST, DELETE');
-    return transportError(reply, 405, RPC.TRANSPORT_ERROR, 'Method Not Allowed: this server offers no SSE stream; POST JSON-RPC messages instead');
+  // The refusal is an HTTP one (no JSON-RPC message was sent), so it is in the error envelope of part 7.
+  app.get(MCP_PATH, { config: mcpConfig, schema: { summary: 'MCP server-to-client stream (not offered: 405)', hide: true } }, async () => {
+    throw new AppError('METHOD_NOT_ALLOWED', 'This server offers no SSE stream on GET; POST JSON-RPC messages to /v1/mcp instead', undefined,
+      { headers: { Allow: 'POST, DELETE' } });
   });
 
   app.delete(MCP_PATH, {

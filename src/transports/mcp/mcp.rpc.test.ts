@@ -48,6 +48,9 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     rpcErr(await post({ jsonrpc: '1.0', id: 1, method: 'ping' }), -32600);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 7 }), -32600);
     rpcErr(await post({ jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }), -32600);
+    // An integer id JSON.parse cannot hold exactly could not be echoed back unchanged.
+    rpcErr(await post('{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}', { raw: true }), -32600);
+    expect((await post('{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}', { raw: true })).json().id).toBe(9007199254740991);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'ping', params: 'x' }), -32600);
     rpcErr(await post('"just a string"', { raw: true }), -32600);
     const batch = rpcErr(await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]), -32600);
@@ -55,6 +58,14 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     rpcErr(await post([]), -32600);
     // The id of an invalid request is echoed when it is usable.
     expect((await post({ jsonrpc: '2.0', id: 'abc', method: '' })).json().id).toBe('abc');
+  });
+
+  it('a body nested deeper than the limit is 413 PAYLOAD_TOO_LARGE with details.limit and details.maxBytes, as on REST', async () => {
+    let params: Record<string, unknown> = {};
+    for (let i = 0; i < 40; i++) params = { a: params };
+    const res = await post({ jsonrpc: '2.0', id: 1, method: 'ping', params });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { limit: 32, maxBytes: expect.any(Number) } });
   });
 
   it('-32601 for an unknown method', async () => {
@@ -150,9 +161,11 @@ describe('lifecycle and sessions', () => {
     expect(badVersion.statusCode).toBe(400);
     const otherVersion = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, h({ 'mcp-protocol-version': '2025-06-18' }));
     expect(otherVersion.statusCode).toBe(400);
+    expect(otherVersion.json().id).toBe(3); // the refusal carries the request's id, so the client can match it
     const unknown = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { headers: { 'mcp-session-id': 'x'.repeat(43) } });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe(-32001);
+    expect(unknown.json().id).toBe(4);
 
     // A session answers only to the credential that opened it.
     const otherKey = await owner.apiKey(['mcp:*']);
@@ -189,6 +202,8 @@ describe('lifecycle and sessions', () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/mcp', headers: { ...bearer(key), accept: 'text/event-stream' } });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toContain('POST');
+    // An HTTP refusal, not a JSON-RPC message: the error envelope of part 7.
+    expect(res.json()).toMatchObject({ success: false, error: { code: 'METHOD_NOT_ALLOWED' } });
     const evil = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { origin: 'https://evil.example' } });
     expect(evil.statusCode).toBe(403);
     // Refused before the credential is looked at: 403 without one too (MCP transport rule), and on GET and DELETE.
