@@ -9,6 +9,7 @@ import * as collab from '../../areas/documents/collab.service.js';
 import { emptyBodyIsObject } from '../../core/http/body-hooks.js';
 import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
+import { carryGuardHeadersIntoUpgrades } from './upgrade-headers.js';
 import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
@@ -108,6 +109,7 @@ function authenticate(kinds: string[]) {
 /** Collaboration over the y-websocket protocol (spec 4.5): documents at /v1/collaboration/ws, decks at /v1/yjs/ws. */
 export default async function collaborationTransport(app: FastifyInstance) {
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  carryGuardHeadersIntoUpgrades(app);
   const rooms = new RoomRegistry(app.platform);
   const watch = new CredentialWatch(app.platform);
   const unsubscribe = app.platform.events.subscribe((e) => {

@@ -249,7 +249,7 @@ function rawUpgrade(path: string, headers: Record<string, string>): Promise<{ st
       resolve({ status: Number(head.split(' ')[1]), head: head.toLowerCase(), body });
       sock.destroy();
     };
-    sock.on('data', (c) => { raw += c; if (raw.includes('\r\n\r\n') && /"success":false.*}$/s.test(raw)) done(); });
+    sock.on('data', (c) => { raw += c; if (raw.includes('\r\n\r\n') && (raw.startsWith('HTTP/1.1 101') || /"success":false.*}$/s.test(raw))) done(); });
     sock.on('close', done);
     sock.on('error', reject);
   });
@@ -279,6 +279,20 @@ describe('handshake and scope checks before the upgrade', () => {
     }
     // The ticket survived every refused handshake.
     expect((await tryUpgrade(`${base}/v1/collaboration/ws/${id}?ticket=${tk}`)).status).toBe(101);
+  });
+
+  it('the 101 of an upgrade carries the rate-limit headers and the request id like every response (part 8)', async () => {
+    const id = await newDoc(a);
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Upgrade headers' } })).json().data.id;
+    const sheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'S' } })).json().data.document.id;
+    for (const path of [`/v1/collaboration/ws/${id}?ticket=${await ticket(a)}`, `/v1/sheet/ws?token=${a.token}&documentId=${sheet}`]) {
+      const r = await rawUpgrade(path, KEY);
+      expect(r.status, path).toBe(101);
+      expect(r.head).toMatch(/\r\nx-ratelimit-limit: \d+/);
+      expect(r.head).toMatch(/\r\nx-ratelimit-remaining: \d+/);
+      expect(r.head).toMatch(/\r\nx-ratelimit-reset: \d+/);
+      expect(r.head).toMatch(/\r\nx-request-id: \S+/);
+    }
   });
 
   it('the deprecated token needs documents:read like every documents route: 403 FORBIDDEN before the upgrade', async () => {
