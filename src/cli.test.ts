@@ -158,6 +158,14 @@ describe('platform CLI: admin commands', () => {
     await cli('org', 'create', '--name', 'Other', '--slug', other);
     const r = await cli('api-key', 'create', '--org', other, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5', '--json');
     expect(r.json.error.code).toBe('NOT_FOUND');
+    // Messages say what to fix: the value not found, the flag to correct, the command to run first.
+    expect(r.json.error.message).toBe('That account is not a member of the organization; add it first with "platform user create --org ..."');
+    expect((await cli('user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', 'no-such-org', '--json')).json.error.message)
+      .toBe('No organization with slug "no-such-org"');
+    expect((await cli('api-key', 'create', '--org', s, '--user', 'nobody@example.test', '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5', '--json')).json.error.message)
+      .toBe('No account with the e-mail "nobody@example.test"; create it with "platform user create"');
+    const short = await cli('user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', s, '--password', 'short', '--json');
+    expect(short.json.error.message).toMatch(/^--password must /);
   });
 
   it('user create --password gives an invited member of the organization its first password (membership unchanged); a second time is 409', async () => {

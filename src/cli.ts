@@ -243,13 +243,25 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
   } catch (err) {
     if (err instanceof UsageError) { io.stderr(`${err.message}\n\n${cmd.usage}`); return 2; }
     if (!(err instanceof AppError)) throw err;
-    const error = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+    const error = { code: err.code, message: flagWording(err, cmd), ...(err.details ? { details: err.details } : {}) };
     if (json) io.stdout(JSON.stringify({ error }) + '\n');
-    io.stderr(`${name}: ${err.code}: ${err.message}\n`);
+    io.stderr(`${name}: ${err.code}: ${error.message}\n`);
     return 1;
   } finally {
     await running.close();
   }
+}
+
+/**
+ * A service's message names the body field (`Field "password" must be ...`); on the command line the caller typed a
+ * flag, so a field that is one of the command's flags is named as the flag (`--password must be ...`).
+ */
+function flagWording(err: AppError, cmd: Command): string {
+  const field = (err.details as { field?: unknown } | undefined)?.field;
+  if (typeof field !== 'string') return err.message;
+  const flag = field.replace(/_/g, '-');
+  if (!Object.hasOwn(cmd.options, flag)) return err.message;
+  return err.message.replace(`Field "${field}"`, `--${flag}`);
 }
 
 /** Entry point of the `platform` command (bin/platform.mjs). Returns the exit code and sets process.exitCode. */

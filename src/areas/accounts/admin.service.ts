@@ -1,4 +1,4 @@
-import { notFound } from '../../core/errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
@@ -49,13 +49,13 @@ export async function createScimToken(ctx: ServiceContext, orgId: string, name: 
 export async function resolveOrganization(ctx: ServiceContext, idOrSlug: string): Promise<ReturnType<typeof orgView>> {
   const byId = isUuid(idOrSlug);
   const row = await ctx.platform.db.sys.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE ${byId ? 'o.id = $1::uuid' : 'o.slug = $1'} AND o.deleted_at IS NULL`, [idOrSlug]);
-  if (!row) throw notFound('Organization', { org: idOrSlug });
+  if (!row) throw new AppError('NOT_FOUND', `No organization with ${byId ? 'id' : 'slug'} "${idOrSlug}"`, { org: idOrSlug });
   return orgView(row);
 }
 
 /** A user by e-mail (case-insensitive), for offline administration. */
 export async function resolveUserByEmail(ctx: ServiceContext, email: string): Promise<{ id: string; email: string; name: string }> {
   const user = await accountsRepo.userByEmail(ctx.platform.db.sys, email.trim());
-  if (!user) throw notFound('User', { email });
+  if (!user) throw new AppError('NOT_FOUND', `No account with the e-mail "${email}"; create it with "platform user create"`, { email });
   return { id: user.id, email: user.email, name: user.name };
 }

@@ -67,7 +67,8 @@ export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput
     if (!p) {
       const m = await sql.one<{ role: string; is_root: boolean }>(`SELECT m.role, o.is_root FROM memberships m JOIN organizations o ON o.id = m.org_id
         WHERE m.org_id = $1 AND m.user_id = $2 AND o.deleted_at IS NULL`, [orgId, userId]);
-      if (!m) throw notFound('Member', { field: 'user' });
+      // Only the CLI acts on behalf (no principal): it names the flag to fix.
+      if (!m) throw new AppError('NOT_FOUND', 'That account is not a member of the organization; add it first with "platform user create --org ..."', { field: 'user' });
       assertAdminScopeAllowed(input, { isRoot: m.is_root, role: m.role });
     }
     const key = await insertApiKey(sql, orgId, userId, input.name.trim(), input.scopes, new Date(input.expires_at).toISOString());
