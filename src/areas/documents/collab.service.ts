@@ -9,6 +9,11 @@ import { checkNeeds } from '../../core/http/guard.js';
 import { documentsDeps } from './deps.js';
 import type { TicketClaims } from './tickets.js';
 import { INDEX_JOB } from './documents.service.js';
+import { validateDeck } from './sheet-model.js';
+
+function isValidDeck(content: string): boolean {
+  try { validateDeck(content); return true; } catch { return false; }
+}
 
 /** The shared text of a collaborative document: clients edit `doc.getText('content')`. */
 export const CONTENT_TEXT = 'content';
@@ -150,9 +155,12 @@ export async function compact(platform: Platform, orgId: string, documentId: str
 
 /** Writes the collaborative text back to `documents.content` and queues re-indexing. */
 export async function saveContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
+  // A deck's REST content is always a valid deck (as a PUT would check it): edits merged character-wise can leave
+  // the JSON broken for a while, and then the last valid content stays until the collaborative text is valid again.
+  const deckValid = isValidDeck(content);
   const changed = await platform.db.tenantTx(orgId, async (sql) => {
     const n = await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
-      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3`, [orgId, documentId, content]);
+      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3 AND (kind <> 'deck' OR $4)`, [orgId, documentId, content, deckValid]);
     if (n) await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: documentId }, dedupeKey: documentId });
     return n;
   });

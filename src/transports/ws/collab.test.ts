@@ -189,6 +189,29 @@ describe('collaboration', () => {
     d1.provider.destroy();
   });
 
+  it("a deck's REST content follows the collaborative text only while it is a valid deck", async () => {
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Deck follows' } })).json().data.id;
+    const deck = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/slides`, headers: a.auth, payload: { name: 'Live' } })).json().data.document.id;
+    const rest = async () => (await t.app.inject({ url: `/v1/documents/${deck}`, headers: a.auth })).json().data.content as string;
+    const d = connect(base, deck, { ticket: await ticket(a) }, '/v1/yjs/ws');
+    await until(() => d.provider.synced);
+    const two = JSON.stringify({ slides: [{ id: 's1', title: 'One', body: '' }, { id: 's2', title: 'Two', body: 'b' }] });
+    d.doc.transact(() => { d.text.delete(0, d.text.length); d.text.insert(0, two); });
+    await until(async () => (await rest()) === two);
+    // Broken JSON (an edit half-way): the REST content keeps the last valid deck.
+    d.text.insert(0, '{"slides": [');
+    await new Promise((r) => setTimeout(r, 900));
+    expect(await rest()).toBe(two);
+    // Valid again (a deck with a repeated slide id is not): then it follows.
+    d.doc.transact(() => { d.text.delete(0, d.text.length); d.text.insert(0, JSON.stringify({ slides: [{ id: 'x', title: '', body: '' }, { id: 'x', title: '', body: '' }] })); });
+    await new Promise((r) => setTimeout(r, 900));
+    expect(await rest()).toBe(two);
+    const one = JSON.stringify({ slides: [{ id: 's3', title: 'Three', body: '' }] });
+    d.doc.transact(() => { d.text.delete(0, d.text.length); d.text.insert(0, one); });
+    await until(async () => (await rest()) === one);
+    d.provider.destroy();
+  });
+
   it('an edit that would take the content over 10 MiB is not applied: the socket closes with 1009; smaller edits go on', async () => {
     const MIB = 1024 * 1024;
     const id = await newDoc(a, 'x'.repeat(6 * MIB));
