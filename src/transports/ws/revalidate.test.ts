@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import { AppError } from '../../core/errors.js';
-import { CredentialGate, closeFor } from './revalidate.js';
+import { CredentialGate, CredentialWatch, closeFor } from './revalidate.js';
 
 /** The part of a socket the gate uses: its state and close(); records what the gate closed it with. */
 function socket() {
@@ -51,5 +51,30 @@ describe('CredentialGate', () => {
     await settle();
     expect(handled).toEqual([1, 2, 3]);
     expect(closed).toEqual([]);
+  });
+});
+
+describe('CredentialWatch', () => {
+  it('re-checks every open socket periodically without any change: a session that expired closes its socket with 4401', async () => {
+    const listeners: Array<() => void> = [];
+    const watching = { ...platform, credentials: { changes: 0, onChange: (f: () => void) => { listeners.push(f); return () => {}; } } } as unknown as Platform;
+    const watch = new CredentialWatch(watching, 30);
+    const { ws, closed } = socket();
+    const on = (ws as unknown as { on?: unknown });
+    on.on = () => {};
+    let expired = false;
+    let checks = 0;
+    watch.watch(ws as unknown as WebSocket, 0, async () => {
+      checks++;
+      if (expired) throw new AppError('AUTH_TOKEN_EXPIRED', 'The session has expired');
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(checks).toBeGreaterThan(0); // swept while valid: stays open
+    expect(closed).toEqual([]);
+    expired = true;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(closed).toEqual([[4401, 'AUTH_TOKEN_EXPIRED']]);
+    expect(listeners).toHaveLength(1);
+    watch.close();
   });
 });

@@ -73,16 +73,27 @@ export class CredentialGate {
   dispose(): void { this.done = true; this.held = null; }
 }
 
+/** How often every open socket is re-checked even without a credential change: a session or key reaching its expiry. */
+export const SOCKET_SWEEP_INTERVAL_MS = 60_000;
+
 /**
  * The open sockets of one transport, re-checked on every credential change (CredentialResolver.onChange: local
- * invalidations and other processes' announcements). A check per socket per change; no work per message.
+ * invalidations and other processes' announcements), and all of them every `sweepMs`: expiry is not a change anyone
+ * announces, so a socket whose session or key expired closes (4401) within that time. No work per message.
  */
 export class CredentialWatch {
   private gates = new Set<CredentialGate>();
   private readonly unsubscribe: () => void;
+  private readonly sweep: NodeJS.Timeout;
 
-  constructor(private readonly platform: Platform) {
-    this.unsubscribe = platform.credentials.onChange(() => { for (const g of this.gates) g.changed(); });
+  constructor(private readonly platform: Platform, sweepMs = SOCKET_SWEEP_INTERVAL_MS) {
+    this.unsubscribe = platform.credentials.onChange(() => this.recheckAll());
+    this.sweep = setInterval(() => this.recheckAll(), sweepMs);
+    this.sweep.unref();
+  }
+
+  private recheckAll(): void {
+    for (const g of this.gates) g.changed();
   }
 
   /**
@@ -98,6 +109,7 @@ export class CredentialWatch {
   }
 
   close(): void {
+    clearInterval(this.sweep);
     this.unsubscribe();
     for (const g of this.gates) g.dispose();
     this.gates.clear();

@@ -136,6 +136,24 @@ describe('collaboration sockets after the credential changes', () => {
     expect(await contentOf(owner, id)).toBe('x');
   });
 
+  it('a session past its expiry fails the re-check (which the periodic sweep also runs): its sockets close with 4401', async () => {
+    const owner = await newTenant(t.app);
+    const id = await newDoc(owner, 'x');
+    const login = (await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: owner.email, password: owner.password } })).json().data;
+    const viaToken = await collabClient(id, { token: login.access_token });
+    const viaTicket = await collabClient(id, { ticket: await ticket(bearer(login.access_token)) });
+    const other = await collabClient(id, { ticket: await ticket(owner.auth) });
+    // The session reaches its end: nothing announces that, so a re-check must find it (here run by another change).
+    await t.platform.db.sys.exec(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = (
+      SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1)`, [owner.userId]);
+    const stranger = await newTenant(t.app);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: stranger.auth })).statusCode).toBe(204);
+    expect(await viaToken.closed).toBe(4401);
+    expect(await viaTicket.closed).toBe(4401);
+    await sleep(200);
+    expect(other.isOpen()).toBe(true);
+  });
+
   it('a change that does not concern the socket leaves it open and editing', async () => {
     const owner = await newTenant(t.app);
     const stranger = await newTenant(t.app);
