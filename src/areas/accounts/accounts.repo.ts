@@ -46,6 +46,11 @@ export const accountsRepo = {
       [o.id, o.name, o.slug, o.planTier, o.subscriptionStatus, o.features, o.isRoot ?? false]) as Promise<OrgRow>,
   slugTaken: async (sql: Sql, slug: string) => !!(await sql.one(`SELECT 1 FROM organizations WHERE slug = $1`, [slug])),
   /** Serializes organization creations for one slug (or one generated slug's base) until the transaction ends. */
+  /**
+   * Serializes changes to an organization's owners (demotions, removals): each checks that another owner remains,
+   * and two owners acting on each other at once would both see the other and leave none.
+   */
+  lockOwners: (sql: Sql, orgId: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('org-owners:' || $1::text, 0))`, [orgId]),
   lockSlug: (sql: Sql, slug: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('org-slug:' || $1, 0))`, [slug]),
   orgById: (sql: Sql, id: string) => sql.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE o.id = $1 AND o.deleted_at IS NULL`, [id]),
   orgsOfUser: (sql: Sql, userId: string) =>

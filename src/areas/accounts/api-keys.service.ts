@@ -6,6 +6,7 @@ import { audit } from '../../core/audit.js';
 import { generateApiKey } from '../../core/auth/api-key-format.js';
 import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
+import { requireActorStillMember } from './organizations.service.js';
 
 /** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
 export function latestKeyExpiry(nowMs: number): number {
@@ -64,6 +65,9 @@ export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput
   const orgId = p?.orgId ?? onBehalf!.orgId;
   const userId = p?.userId ?? onBehalf!.userId;
   return ctx.platform.db.tenantTx(orgId, async (sql) => {
+    // A removal running now revokes the member's keys: the membership is held until this key is written, so the
+    // removal (waiting for it) revokes this key too, or this finds the membership gone.
+    if (p) await requireActorStillMember(sql, p, { keep: true });
     if (!p) {
       const m = await sql.one<{ role: string; is_root: boolean }>(`SELECT m.role, o.is_root FROM memberships m JOIN organizations o ON o.id = m.org_id
         WHERE m.org_id = $1 AND m.user_id = $2 AND o.deleted_at IS NULL`, [orgId, userId]);

@@ -187,6 +187,17 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
   return added.member;
 }
 
+/**
+ * The caller's own membership, read in the transaction: a principal is a snapshot, and a caller removed (or demoted)
+ * a moment ago must not act on the strength of the role it had. `keep` also locks the membership against removal
+ * until the transaction ends, for writes that must not outlive it (an API key acts as its creator).
+ */
+export async function requireActorStillMember(sql: Sql, p: Principal, opts: { keep?: boolean } = {}): Promise<void> {
+  const mine = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2${opts.keep ? ' FOR KEY SHARE' : ''}`, [p.orgId, p.userId]);
+  if (!mine) throw new AppError(p.kind === 'api_key' ? 'INVALID_API_KEY' : 'AUTH_TOKEN_INVALID', 'Your membership of this organization has ended');
+  if (mine.role !== p.role) throw new AppError('CONFLICT', 'Your role in this organization changed meanwhile; retry the request', { reason: 'CONCURRENT_CHANGE' });
+}
+
 async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Promise<number> {
   return (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role IN ('owner','super_admin') AND user_id <> $2`, [orgId, excludingUserId]))!.n;
 }
@@ -209,6 +220,8 @@ export async function updateMemberRole(ctx: ServiceContext, userId: string, role
   const p = requirePermission(ctx, 'org.manage_members');
   assertCanGrant(ctx, role, p.org.isRoot);
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await accountsRepo.lockOwners(sql, p.orgId);
+    await requireActorStillMember(sql, p);
     const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
     if (!current) throw notFound('Member');
     if ((current.role === 'owner' || current.role === 'super_admin') && p.role !== 'owner' && p.role !== 'super_admin') {
@@ -231,6 +244,8 @@ export async function removeMember(ctx: ServiceContext, userId: string) {
   const p = actor(ctx);
   if (userId !== p.userId) requirePermission(ctx, 'org.manage_members');
   await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await accountsRepo.lockOwners(sql, p.orgId);
+    await requireActorStillMember(sql, p);
     const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
     if (!current) throw notFound('Member');
     if ((current.role === 'owner' || current.role === 'super_admin') && userId !== p.userId && p.role !== 'owner' && p.role !== 'super_admin') {
