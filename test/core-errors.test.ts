@@ -117,6 +117,21 @@ describe('error table (spec part 7)', () => {
     const mine = new AppError('CONFLICT', 'dup');
     expect(toAppError(mine, req)).toBe(mine);
   });
+
+  it('toAppError: what a concurrent request causes is answered as such: a referenced row deleted meanwhile 404, a deadlock or serialization failure 409', () => {
+    const req = { id: 'r-2', routeOptions: {}, server: { initialConfig: { bodyLimit: 10 } }, headers: {} } as unknown as FastifyRequest;
+    const dbError = (code: string, message: string) => Object.assign(new pg.DatabaseError(message, 10, 'error'), { code });
+    const gone = toAppError(dbError('23503', 'insert or update on table "relationships" violates foreign key constraint "relationships_org_id_source_entity_id_fkey"'), req);
+    expect([gone.code, gone.status, gone.details]).toEqual(['NOT_FOUND', 404, { reason: 'DELETED_CONCURRENTLY' }]);
+    expect(gone.message).not.toContain('relationships');
+    for (const code of ['40P01', '40001']) {
+      const raced = toAppError(dbError(code, 'deadlock detected'), req);
+      expect([raced.code, raced.status, raced.details]).toEqual(['CONFLICT', 409, { reason: 'CONCURRENT_CHANGE' }]);
+    }
+    // A delete refused because rows still refer to it is a server fault (deletes clean up what refers to them).
+    const stillReferenced = toAppError(dbError('23503', 'update or delete on table "tasks" violates foreign key constraint "x" on table "y"'), req);
+    expect([stillReferenced.code, stillReferenced.status]).toEqual(['DATABASE_ERROR', 500]);
+  });
 });
 
 describe('on the app', () => {

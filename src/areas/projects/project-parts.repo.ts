@@ -24,8 +24,13 @@ export const partsRepo = {
       WHERE pm.org_id = $1 AND pm.project_id = $2 ORDER BY pm.created_at, pm.user_id LIMIT $3 OFFSET $4`, [orgId, projectId, limit, offset]),
   countMembers: async (sql: Sql, orgId: string, projectId: string) =>
     (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM project_members WHERE org_id = $1 AND project_id = $2`, [orgId, projectId]))!.n,
+  /**
+   * Whether the user is a member of the organization, holding the membership until the transaction ends: a removal
+   * running now (which takes the user's project memberships with it, migration 0058) waits for this write and then
+   * removes it too, or this finds the membership gone.
+   */
   isOrgMember: async (sql: Sql, orgId: string, userId: string) =>
-    !!(await sql.one(`SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId])),
+    !!(await sql.one(`SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2 FOR KEY SHARE`, [orgId, userId])),
   /** Inserts the member and returns it, or nothing when the user already is one. */
   addMember: (sql: Sql, orgId: string, projectId: string, userId: string, role: string) =>
     sql.one<MemberRow>(`WITH ins AS (

@@ -94,8 +94,15 @@ export const tasksRepo = {
     return rows[0]?.total ?? 0;
   },
 
-  byId: (sql: Sql, orgId: string, id: string, forUpdate = false) =>
-    sql.one<TaskRow>(`${TASK_SELECT} WHERE t.org_id = $1 AND t.id = $2${forUpdate ? ' FOR NO KEY UPDATE OF t' : ''}`, [orgId, id]),
+  /**
+   * A task; `forUpdate` locks its row first, in a statement of its own. Locking inside the joined read would lose the
+   * task when a concurrent update changed its status: after the wait PostgreSQL re-checks the new row version against
+   * the status row it joined before the wait, the join no longer holds, and the task would read as missing (404).
+   */
+  byId: async (sql: Sql, orgId: string, id: string, forUpdate = false) => {
+    if (forUpdate && !(await sql.one(`SELECT 1 FROM tasks WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`, [orgId, id]))) return null;
+    return sql.one<TaskRow>(`${TASK_SELECT} WHERE t.org_id = $1 AND t.id = $2`, [orgId, id]);
+  },
 
   statuses: (sql: Sql, orgId: string, projectId: string) =>
     sql.query<TaskStatusRow>(`SELECT * FROM (${EFFECTIVE_STATUSES}) e ORDER BY e.sort_order, e.key`, [orgId, projectId]),

@@ -25,9 +25,16 @@ function assertTargetFeature(ctx: ServiceContext, type: Target): void {
   if (feature && ctx.principal) checkNeeds({ feature }, ctx.principal);
 }
 
-async function targetExists(sql: Sql, orgId: string, type: Target, id: string) {
+/**
+ * 404 unless the target exists. `keep` holds it until the transaction ends, for a comment being written: a delete of
+ * the target running now (which takes its comments with it) waits for the comment and then removes it too, or this
+ * finds the target gone. Without it a comment could outlive its target, unreachable.
+ */
+async function targetExists(sql: Sql, orgId: string, type: Target, id: string, opts: { keep?: boolean } = {}) {
   const table = type === 'document' ? 'documents' : 'tasks';
-  if (!(await sql.one(`SELECT 1 FROM ${table} WHERE org_id = $1 AND id = $2`, [orgId, id]))) throw notFound(type === 'document' ? 'Document' : 'Task', { field: 'target_id' });
+  if (!(await sql.one(`SELECT 1 FROM ${table} WHERE org_id = $1 AND id = $2${opts.keep ? ' FOR KEY SHARE' : ''}`, [orgId, id]))) {
+    throw notFound(type === 'document' ? 'Document' : 'Task', { field: 'target_id' });
+  }
 }
 
 /** Comments on a document or a task, oldest first (a discussion reads top-down). */
@@ -47,7 +54,7 @@ export async function createComment(ctx: ServiceContext, input: CreateCommentInp
   const p = requirePermission(ctx, WRITE[input.target_type]);
   await moderate(ctx, [input.body]);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    await targetExists(sql, p.orgId, input.target_type, input.target_id);
+    await targetExists(sql, p.orgId, input.target_type, input.target_id, { keep: true });
     const row = await sql.one<{ id: string }>(`INSERT INTO comments (org_id, id, target_type, target_id, body, author_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLS}`,
       [p.orgId, uuidv7(), input.target_type, input.target_id, input.body, p.userId]);
     await audit(sql, ctx, { action: 'comment.created', targetType: 'comment', targetId: row!.id, details: { target_type: input.target_type, target_id: input.target_id } });

@@ -65,6 +65,34 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
   return new AppError('VALIDATION_ERROR', `${subject} ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
 }
 
+/**
+ * A database error that is an answer to the request, not a server fault (REST and MCP alike): text PostgreSQL cannot
+ * store (the NUL character in text or jsonb) is the caller's input; the others a concurrent request caused.
+ */
+export function databaseRefusal(err: pg.DatabaseError): AppError | null {
+  if (err.code === '22P05' || err.code === '22021') {
+    return new AppError('VALIDATION_ERROR', 'A text value contains a character that cannot be stored (the NUL character, \\u0000)', { reason: 'UNSTORABLE_CHARACTER' });
+  }
+  return concurrentChange(err);
+}
+
+/**
+ * Database errors a concurrent request causes, not a server fault: each service checks what a request refers to, but
+ * another request may delete it between that check and the write (the key then refuses the write), or two requests
+ * may lock the same rows in opposite orders. Answered as what the request would have got a moment later.
+ */
+function concurrentChange(err: pg.DatabaseError): AppError | null {
+  // 23503 from an insert or update: a row this write refers to is gone (a delete of a row still referenced, the
+  // other direction, is a server fault: deletes clean up what refers to them).
+  if (err.code === '23503' && /^insert or update on table/.test(err.message)) {
+    return new AppError('NOT_FOUND', 'A resource this request refers to was deleted meanwhile', { reason: 'DELETED_CONCURRENTLY' });
+  }
+  if (err.code === '40P01' || err.code === '40001') {
+    return new AppError('CONFLICT', 'The request collided with a concurrent change of the same resources; retry it', { reason: 'CONCURRENT_CHANGE' });
+  }
+  return null;
+}
+
 /** Maps anything thrown to the envelope of spec part 7; 5xx messages never carry internals. */
 export function toAppError(err: unknown, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
@@ -98,10 +126,8 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
     return new AppError('VALIDATION_ERROR', fe.message);
   }
   const isDb = err instanceof pg.DatabaseError;
-  // Text PostgreSQL cannot store (the NUL character in text or jsonb): the caller's input, not a server fault.
-  if (isDb && ((err as pg.DatabaseError).code === '22P05' || (err as pg.DatabaseError).code === '22021')) {
-    return new AppError('VALIDATION_ERROR', 'A text value contains a character that cannot be stored (the NUL character, \\u0000)', { reason: 'UNSTORABLE_CHARACTER' });
-  }
+  const refusal = isDb ? databaseRefusal(err as pg.DatabaseError) : null;
+  if (refusal) return refusal;
   return new AppError(isDb ? 'DATABASE_ERROR' : 'INTERNAL_ERROR',
     isDb ? 'A database error occurred; retry with backoff' : 'An unexpected error occurred; retry with backoff',
     { requestId: req.id });

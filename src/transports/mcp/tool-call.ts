@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import { assertStorableText } from '../../core/text.js';
+import { databaseRefusal } from '../../core/http/error-handler.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { RPC, RpcError } from './jsonrpc.js';
 import { checkAccess } from './access.js';
@@ -65,7 +66,9 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
   try {
     assertStorableText(input); // as the REST body parser does: 400 VALIDATION_ERROR, a tool error the model can fix
     return toolResult(await tool.def.run(ctx, input));
-  } catch (err) {
+  } catch (thrown) {
+    // The database's refusals (a row deleted meanwhile, a deadlock, unstorable text) are answers, as on REST.
+    const err = thrown instanceof pg.DatabaseError ? databaseRefusal(thrown) ?? thrown : thrown;
     if (err instanceof AppError && err.status < 500 && !ACCESS_STATUSES.has(err.status)) return toolError(err);
     throw toRpcError(err, ctx, log);
   }
