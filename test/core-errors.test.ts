@@ -221,6 +221,22 @@ describe('on the app', () => {
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: h, payload: '{"name":"x","__proto__":{"isAdmin":true}}' }), 400, 'VALIDATION_ERROR');
   });
 
+  it('JSON is UTF-8: bytes that are not are 400 INVALID_JSON, another declared charset 415; nothing is stored', async () => {
+    const count = async () => (await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM projects WHERE org_id = $1`, [a.orgId]))!.n;
+    const before = await count();
+    const post = (body: Buffer, type = 'application/json') => t.app.inject({ method: 'POST', url: '/v1/projects', headers: { ...a.auth, 'content-type': type }, payload: body });
+    const bad = Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xed, 0xa0, 0x80, 0xff, 0xfe]), Buffer.from('end"}')]);
+    expect(errorOf(await post(bad), 400, 'INVALID_JSON').message).toMatch(/not valid UTF-8/);
+    const latin1 = Buffer.from('{"name":"caf\xe9"}', 'latin1');
+    errorOf(await post(latin1), 400, 'INVALID_JSON');
+    expect(errorOf(await post(latin1, 'application/json; charset=iso-8859-1'), 415, 'UNSUPPORTED_MEDIA_TYPE').message).toMatch(/UTF-8/);
+    expect(await count()).toBe(before);
+    for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8']) {
+      const ok = await post(Buffer.from(JSON.stringify({ name: `Caf\u00e9 ${type.length}` })), type);
+      expect(ok.statusCode, type).toBe(201);
+    }
+  });
+
   it('validation errors name the field; no body is VALIDATION_ERROR, an empty JSON body INVALID_JSON', async () => {
     const err = errorOf(await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: {} }), 400, 'VALIDATION_ERROR');
     expect(err.message).toContain('name');

@@ -31,7 +31,7 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
   await app.register(async (csp) => {
     // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON, parsed by the
     // platform's JSON parser (the second type already matches it).
-    csp.addContentTypeParser('application/csp-report', { parseAs: 'string' }, jsonBodyParser(app.platform.config.jsonMaxDepth));
+    csp.addContentTypeParser('application/csp-report', { parseAs: 'buffer' }, jsonBodyParser(app.platform.config.jsonMaxDepth));
     csp.post('/v1/security/csp-report', {
       bodyLimit: CSP_REPORT_MAX_BYTES,
       config: { ...pub, rateLimit: { max: 100, windowMs: 60_000, key: 'ip' } },

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { AppError } from '../errors.js';
@@ -39,9 +40,27 @@ export function tooDeep(req: FastifyRequest, maxDepth: number): AppError {
   return new AppError('PAYLOAD_TOO_LARGE', `JSON nesting deeper than ${maxDepth} levels`, { limit: maxDepth, maxBytes });
 }
 
+/** A `charset` parameter of the Content-Type, if any: `utf-8` (any case), `"utf-8"` or another. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+
+/**
+ * The text of a JSON body (parsed as a Buffer): JSON is UTF-8 (RFC 8259), so another declared charset is
+ * 415 UNSUPPORTED_MEDIA_TYPE, and bytes that are not UTF-8 are 400 INVALID_JSON. Decoding them anyway would replace
+ * them with U+FFFD and store what the caller did not send.
+ */
+export function jsonBodyText(req: FastifyRequest, body: Buffer): string | AppError {
+  const charset = CHARSET.exec(String(req.headers['content-type'] ?? ''))?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are UTF-8 (RFC 8259); "charset=${charset}" is not accepted: send the body in UTF-8 (charset=utf-8, or no charset)`);
+  }
+  if (!isUtf8(body)) return new AppError('INVALID_JSON', 'Request body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259)');
+  return body.toString('utf8');
+}
+
 export function jsonBodyParser(maxDepth: number) {
-  return (req: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
-    const text = body as string;
+  return (req: FastifyRequest, raw: string | Buffer, done: ParserDone): void => {
+    const text = jsonBodyText(req, raw as Buffer);
+    if (text instanceof AppError) return done(text, undefined);
     if (text.trim() === '') {
       // An empty JSON body is not parseable JSON (spec part 7) where the route needs a body (its schema requires a
       // field); where the body is optional or there is none, it is no body.
@@ -76,5 +95,5 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
   // (CSV, iCalendar, binary) registers its own parser inside its plugin.
   app.removeContentTypeParser('text/plain');
   // Fastify tests the RegExp against the whole header, parameters included: `application/json; charset=utf-8` is JSON.
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: 'string' }, jsonBodyParser(maxDepth));
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: 'buffer' }, jsonBodyParser(maxDepth));
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import sjson from 'secure-json-parse';
 import { AppError } from '../../core/errors.js';
-import { jsonDepthExceeds, tooDeep } from '../../core/http/json-parser.js';
+import { jsonBodyText, jsonDepthExceeds, tooDeep } from '../../core/http/json-parser.js';
 import { bearerToken } from '../../core/http/guard.js';
 import { RPC, classify, rpcError, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.js';
 import { McpDispatcher, SUPPORTED_PROTOCOL_VERSIONS } from './dispatcher.js';
@@ -89,8 +89,13 @@ export default async function mcpTransport(app: FastifyInstance) {
   const maxDepth = app.platform.config.jsonMaxDepth;
   app.removeAllContentTypeParsers();
   // Fastify tests a RegExp against the whole header with its parameters ("application/json; charset=utf-8").
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(;.*)?$/, { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(;.*)?$/, { parseAs: 'buffer' }, (req, body, done) => {
+    const text = jsonBodyText(req, body as Buffer);
+    if (text instanceof AppError) {
+      // Bytes that are not UTF-8 are a JSON-RPC parse error (-32700); another declared charset the HTTP 415.
+      if (text.code === 'INVALID_JSON') return done(null, new ParseFailure(text.message));
+      return done(text, undefined);
+    }
     if (text.trim() === '') return done(null, new ParseFailure('empty body'));
     if (jsonDepthExceeds(text, maxDepth)) return done(tooDeep(req, maxDepth), undefined);
     try {

@@ -38,6 +38,12 @@ async function initialize(k = key, version = '2025-11-25') {
 }
 
 describe('JSON-RPC error codes (all inside HTTP 200)', () => {
+  it('-32700 for a body that is not UTF-8 (JSON is UTF-8)', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/mcp', headers: { ...bearer(key), 'content-type': 'application/json', accept: ACCEPT },
+      payload: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'), Buffer.from([0xff]), Buffer.from('"}}')]) });
+    rpcErr(res, -32700);
+  });
+
   it('-32700 for unparsable JSON and an empty body', async () => {
     expect(rpcErr(await post('{"jsonrpc": "2.0", "id": 1, "method": ', { raw: true }), -32700).message).toMatch(/Parse error/);
     expect((await post('{not json', { raw: true })).json().id).toBeNull();
