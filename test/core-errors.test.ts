@@ -252,6 +252,16 @@ describe('on the app', () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: { ...leaving.auth, 'content-type': 'application/json' }, payload: '' })).statusCode).toBe(204);
   });
 
+  it('a malformed id is 400 INVALID_ID_FORMAT wherever it is: path, query string, body field or array item', async () => {
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Ids everywhere' } })).json().data.id;
+    expect(errorOf(await t.app.inject({ url: '/v1/projects/nope', headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'projectId' });
+    expect(errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?assignee_id=bob`, headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'assignee_id' });
+    expect(errorOf(await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'x', spec_id: 'nope' } }), 400, 'INVALID_ID_FORMAT').message)
+      .toBe('Field "spec_id" must be a UUID');
+    expect(errorOf(await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'x', depends_on: ['nope'] } }), 400, 'INVALID_ID_FORMAT').details)
+      .toEqual({ field: 'depends_on.0' });
+  });
+
   it('a missing required query parameter is 400 INVALID_PARAMETER saying it is required', async () => {
     const e = errorOf(await t.app.inject({ url: '/v1/slugs/availability?slug=acme', headers: a.auth }), 400, 'INVALID_PARAMETER');
     expect(e.message).toMatch(/^Query parameter "kind" is required/);

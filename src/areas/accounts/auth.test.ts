@@ -128,7 +128,7 @@ describe('POST /v1/auth/login', () => {
     expect(res.json().data.organization.id).toBe(secondId);
     expect((await me(bearer(res.json().data.access_token))).json().data.organization.id).toBe(secondId);
     errorOf(await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: b.orgId }), 404, 'NOT_FOUND');
-    errorOf(await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: 'nope' }), 400, 'VALIDATION_ERROR');
+    errorOf(await post('/v1/auth/login', { email: a.email, password: a.password, organization_id: 'nope' }), 400, 'INVALID_ID_FORMAT');
   });
 
   it('validates the body', async () => {
@@ -286,7 +286,7 @@ describe('POST /v1/auth/switch-organization', () => {
     const b = await newTenant(t.app);
     errorOf(await post('/v1/auth/switch-organization', { organization_id: b.orgId }, a.auth), 404, 'NOT_FOUND');
     errorOf(await post('/v1/auth/switch-organization', { organization_id: '0190a000-0000-7000-8000-000000000000' }, a.auth), 404, 'NOT_FOUND');
-    errorOf(await post('/v1/auth/switch-organization', { organization_id: 'abc' }, a.auth), 400, 'VALIDATION_ERROR');
+    errorOf(await post('/v1/auth/switch-organization', { organization_id: 'abc' }, a.auth), 400, 'INVALID_ID_FORMAT');
     errorOf(await post('/v1/auth/switch-organization', { organization_id: b.orgId }, bearer(await a.apiKey())), 403, 'FORBIDDEN');
   });
 });

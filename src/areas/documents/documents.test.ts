@@ -45,7 +45,7 @@ describe('document library', () => {
     errorOf(await post(a, { title: 'x', content_type: 'html' }), 400, 'VALIDATION_ERROR');
     errorOf(await post(a, { title: 'x', id: uuidv7() }), 400, 'VALIDATION_ERROR');
     errorOf(await post(a, { title: 'x', is_indexed: true }), 400, 'VALIDATION_ERROR');
-    errorOf(await post(a, { title: 'x', project_id: 'nope' }), 400, 'VALIDATION_ERROR');
+    errorOf(await post(a, { title: 'x', project_id: 'nope' }), 400, 'INVALID_ID_FORMAT');
   });
 
   it('refuses the NUL character with 400 VALIDATION_ERROR (not a 500 database error)', async () => {

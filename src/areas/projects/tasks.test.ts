@@ -79,7 +79,7 @@ describe('POST /v1/projects/{projectId}/tasks', () => {
     errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', status: 'done' }), 400, 'VALIDATION_ERROR');
     errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', id: RANDOM }), 400, 'VALIDATION_ERROR');
     errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', due_date: 'tomorrow' }), 400, 'VALIDATION_ERROR');
-    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: ['nope'] }), 400, 'VALIDATION_ERROR');
+    errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: ['nope'] }), 400, 'INVALID_ID_FORMAT');
     expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', assignee_id: b.userId }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'assignee_id' });
     expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', spec_id: RANDOM }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'spec_id' });
     expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: [RANDOM] }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'depends_on' });
@@ -121,7 +121,7 @@ describe('GET /v1/projects/{projectId}/tasks', () => {
     const past = (await req('GET', `/v1/projects/${p.id}/tasks?limit=2&offset=6`)).json();
     expect(past.pagination).toEqual({ total: 3, limit: 2, offset: 6, has_more: false });
     errorOf(await req('GET', `/v1/projects/${p.id}/tasks?limit=101`), 400, 'INVALID_PARAMETER');
-    errorOf(await req('GET', `/v1/projects/${p.id}/tasks?assignee_id=bob`), 400, 'INVALID_PARAMETER');
+    errorOf(await req('GET', `/v1/projects/${p.id}/tasks?assignee_id=bob`), 400, 'INVALID_ID_FORMAT');
     errorOf(await req('GET', `/v1/projects/${p.id}/tasks`, undefined, b), 404, 'NOT_FOUND');
     errorOf(await req('GET', `/v1/projects/${RANDOM}/tasks`), 404, 'NOT_FOUND');
     expect((await req('GET', `/v1/projects/${(await createProject(t.app, a)).id}/tasks`)).json().data).toEqual([]);

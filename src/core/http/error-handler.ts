@@ -40,6 +40,10 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
     }
     return new AppError('VALIDATION_ERROR', `Path parameter "${field}" ${e.message ?? 'is invalid'}`, { field });
   }
+  // Spec part 7: "INVALID_ID_FORMAT: an id is not a UUID", wherever the id is (path above, query or body here).
+  if (e.keyword === 'format' && e.params.format === 'uuid' && (where === 'querystring' || where === 'body')) {
+    return new AppError('INVALID_ID_FORMAT', `${where === 'querystring' ? 'Query parameter' : 'Field'} "${field}" must be a UUID`, { field });
+  }
   if (where === 'querystring') {
     // The parameter's own description (what it is, its unit) follows the rule it broke: "must be integer" alone
     // does not say that `since` is epoch milliseconds.
