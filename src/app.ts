@@ -12,6 +12,7 @@ import { serializerSchemaController } from './core/http/serialization.js';
 import { lazyChildLogger } from './core/http/lazy-child-logger.js';
 import { clientErrorHandler } from './core/http/client-error.js';
 import { AREAS } from './areas/index.js';
+import { redactUrl } from './core/http/redact-url.js';
 
 export type App = FastifyInstance;
 
@@ -60,7 +61,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
   await installOpenApi(app);
   if ((app.log as unknown as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('info') ?? true) {
     app.addHook('onResponse', async (req, reply) => {
-      req.log.info({ method: req.method, url: req.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+      req.log.info({ method: req.method, url: redactUrl(req.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
     });
   }
   // Without an allowlist no browser origin may call, and server-to-server calls need no CORS: skip the plugin.

@@ -371,6 +371,18 @@ describe('logs of a 5xx', () => {
       expect(lines.filter((l) => l.msg === 'request failed' && !l.reqId)).toEqual([]);
     } finally { await app.close(); }
   });
+
+  it('the request line never holds a credential passed in the query (token, ticket, sig)', async () => {
+    const { app, lines } = await appWithCapturedLogs(t);
+    try {
+      await app.ready();
+      await app.inject({ url: '/v1/documents/0190a5b4-0000-7000-8000-000000000000/file?org=o&exp=1&sig=feedface&token=svc_live_secret' });
+      const line = lines.find((l) => l.msg === 'request completed');
+      expect(line?.url).toBe('/v1/documents/0190a5b4-0000-7000-8000-000000000000/file?org=o&exp=1&sig=[REDACTED]&token=[REDACTED]');
+      expect(JSON.stringify(lines)).not.toContain('svc_live_secret');
+      expect(JSON.stringify(lines)).not.toContain('feedface');
+    } finally { await app.close(); }
+  });
 });
 
 describe('database unreachable', () => {
