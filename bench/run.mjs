@@ -32,7 +32,7 @@ import { client } from './lib/client.mjs';
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 // The node flags `npm start` runs the server with (package.json "start": `node <flags> bin/platform.mjs serve`): the
 // bench starts the platform with the same ones, so it measures the server as deployed.
-const START_FLAGS = (/^node((?:\s+--\S+)*)\s/.exec(JSON.parse(readFileSync(path.join(benchDir, '..', 'package.json'), 'utf8')).scripts.start)?.[1] ?? '')
+const START_FLAGS = (/^(?:exec\s+)?node((?:\s+--\S+)*)\s/.exec(JSON.parse(readFileSync(path.join(benchDir, '..', 'package.json'), 'utf8')).scripts.start)?.[1] ?? '')
   .trim().split(/\s+/).filter(Boolean);
 const resultsDir = path.join(benchDir, 'results');
 
