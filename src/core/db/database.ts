@@ -67,6 +67,11 @@ export interface DatabaseOptions {
  * Two pools over one database: `system` connects as the schema owner (migrations, sign-in lookups, jobs);
  * `app` switches to the non-superuser APP_ROLE, where every tenant table's policy shows one organization only.
  */
+/** How long opening a connection, or waiting for a free one, may take before the request fails. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How long the health check waits for the database's answer. */
+const PING_TIMEOUT_MS = 2_000;
+
 export class Database {
   readonly system: pg.Pool;
   readonly app: pg.Pool;
@@ -75,7 +80,9 @@ export class Database {
   readonly listener: DbListener;
 
   constructor(opts: DatabaseOptions) {
-    const base = { connectionString: opts.url, application_name: opts.appName ?? 'platform-api' };
+    // A database that stops answering (a hung server, a dead network path) must give errors, not requests that wait
+    // forever: opening a connection, or waiting for a free one, gives up after this long.
+    const base = { connectionString: opts.url, application_name: opts.appName ?? 'platform-api', connectionTimeoutMillis: CONNECT_TIMEOUT_MS };
     this.system = new pg.Pool({ ...base, max: Math.max(4, Math.ceil(opts.poolSize / 3)) });
     // The role is a startup parameter: a connection that cannot take it fails to open, instead of silently
     // running as the owner (which bypasses row-level security), and no extra round trip is spent on SET ROLE.
@@ -84,7 +91,7 @@ export class Database {
     // every execution (a custom plan per call, ~0.2 ms of planning for a 0.2 ms page of tasks). docs/decisions.md.
     const requestOptions = `-c plan_cache_mode=force_generic_plan`;
     this.app = opts.appUrl
-      ? new pg.Pool({ connectionString: opts.appUrl, application_name: base.application_name, max: opts.poolSize, options: requestOptions })
+      ? new pg.Pool({ connectionString: opts.appUrl, application_name: base.application_name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: opts.poolSize, options: requestOptions })
       : new pg.Pool({ ...base, max: opts.poolSize, options: `-c role=${APP_ROLE} ${requestOptions}` });
     const swallow = () => {}; // idle-client errors (server restart) are reported on the next use
     this.system.on('error', swallow);
@@ -155,8 +162,15 @@ export class Database {
     client.orgId = orgId;
   }
 
-  async ping(): Promise<boolean> {
-    try { await this.system.query('SELECT 1'); return true; } catch { return false; }
+  /**
+   * Whether the database answers `SELECT 1` within `timeoutMs`: a server that accepts connections but never answers
+   * (stopped, overloaded) is unreachable for a health check, which must answer quickly either way.
+   */
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const answered = this.system.query('SELECT 1').then(() => true, () => false);
+    try { return await Promise.race([answered, late]); } finally { clearTimeout(timer); }
   }
 
   async close(): Promise<void> {
