@@ -116,22 +116,27 @@ export async function requireCollabDocument(platform: Platform, orgId: string, d
  * seeded from `content` once, under the row lock, so every node starts from the same initial update.
  */
 export async function loadState(platform: Platform, orgId: string, documentId: string): Promise<Y.Doc> {
+  return (await loadStateThrough(platform, orgId, documentId)).doc;
+}
+
+/** loadState, with the highest update seq the state was built from. */
+export async function loadStateThrough(platform: Platform, orgId: string, documentId: string): Promise<{ doc: Y.Doc; seq: number }> {
   const doc = new Y.Doc();
   const rows = await platform.db.tenantTx(orgId, async (sql) => {
-    const existing = await sql.query<{ data: Buffer }>(`SELECT data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    const existing = await sql.query<{ data: Buffer; seq: string }>(`SELECT data, seq FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
     if (existing.length) return existing;
     const d = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, documentId]);
     if (!d) throw notFound('Document');
-    const again = await sql.query<{ data: Buffer }>(`SELECT data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    const again = await sql.query<{ data: Buffer; seq: string }>(`SELECT data, seq FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
     if (again.length) return again;
     const seed = new Y.Doc();
     if (d.content) seed.getText(CONTENT_TEXT).insert(0, d.content);
     const data = Buffer.from(Y.encodeStateAsUpdate(seed));
-    await sql.exec(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3)`, [orgId, documentId, data]);
-    return [{ data }];
+    const row = await sql.one<{ seq: string }>(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3) RETURNING seq`, [orgId, documentId, data]);
+    return [{ data, seq: row!.seq }];
   });
   Y.transact(doc, () => { for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data)); });
-  return doc;
+  return { doc, seq: Number(rows[rows.length - 1].seq) };
 }
 
 /** Appends one update; returns how many rows the document now has (to decide on compaction). */
@@ -154,14 +159,23 @@ export async function compact(platform: Platform, orgId: string, documentId: str
 }
 
 /** Writes the collaborative text back to `documents.content` and queues re-indexing. */
-export async function saveContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
+export async function saveContent(platform: Platform, orgId: string, documentId: string, content: string, throughSeq?: number): Promise<void> {
   // A deck's REST content is always a valid deck (as a PUT would check it): edits merged character-wise can leave
   // the JSON broken for a while, and then the last valid content stays until the collaborative text is valid again.
   const deckValid = isValidDeck(content);
   const changed = await platform.db.tenantTx(orgId, async (sql) => {
+    // A room's text includes every update it appended (appends and saves run in order), so it is saved through the
+    // highest seq. A text rebuilt from stored updates (collab-reconcile.ts) is saved only if no update came after
+    // the ones it was built from: a room opened meanwhile writes its newer text itself.
+    const stale = throughSeq !== undefined
+      && !!(await sql.one(`SELECT 1 FROM document_updates WHERE org_id = $1 AND document_id = $2 AND seq > $3 LIMIT 1`, [orgId, documentId, throughSeq]));
+    if (stale) return 0;
     const n = await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
       WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3 AND (kind <> 'deck' OR $4)`, [orgId, documentId, content, deckValid]);
     if (n) await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: documentId }, dedupeKey: documentId });
+    await sql.exec(`INSERT INTO collab_saved (org_id, document_id, seq)
+      SELECT $1, $2, max(seq) FROM document_updates WHERE org_id = $1 AND document_id = $2 HAVING max(seq) IS NOT NULL
+      ON CONFLICT (org_id, document_id) DO UPDATE SET seq = GREATEST(collab_saved.seq, EXCLUDED.seq)`, [orgId, documentId]);
     return n;
   });
   if (changed) platform.jobs.poke();

@@ -5,11 +5,13 @@ import sheetRoutes from './sheets.routes.js';
 import collaborationTransport from '../../transports/ws/collab.routes.js';
 import syncArea from '../sync/index.js';
 import { INDEX_JOB, runIndexJob } from './documents.service.js';
+import { RECONCILE_EVERY_MS, reconcileCollabContent } from './collab-reconcile.js';
 
 /** Documents: library, search, files (spec 4.5). */
 export default async function documentsArea(app: FastifyInstance) {
   const platform = app.platform;
   platform.jobs.register(INDEX_JOB, (job) => runIndexJob({ platform }, job));
+  platform.jobs.every('documents.collab-reconcile', RECONCILE_EVERY_MS, async () => { await reconcileCollabContent(platform); });
   await app.register(documentRoutes);
   await app.register(fileRoutes);
   await app.register(sheetRoutes);

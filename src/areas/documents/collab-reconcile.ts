@@ -1,0 +1,34 @@
+import type { Platform } from '../../core/context.js';
+import { CONTENT_TEXT, liveDocs, loadStateThrough, roomKey, saveContent } from './collab.service.js';
+
+/** How often the job looks for documents whose collaborative text was not written back. */
+export const RECONCILE_EVERY_MS = 15_000;
+/** Updates younger than this may still be written back by their room (it saves 300 ms after changes stop). */
+const QUIET_SECONDS = 10;
+const BATCH = 100;
+
+/**
+ * Writes back the collaborative text of documents whose stored updates go past what was written to `content`
+ * (collab_saved, migration 0060): a server that crashed between appending an update (durable at once) and writing
+ * the text back (debounced) left REST readers, search and the next REST write on the older text. Documents open in
+ * a room on this node are left to the room. Returns how many documents it looked at.
+ */
+export async function reconcileCollabContent(platform: Platform): Promise<number> {
+  const behind = await platform.db.sys.query<{ org_id: string; document_id: string }>(`SELECT u.org_id, u.document_id
+      FROM document_updates u LEFT JOIN collab_saved c ON c.org_id = u.org_id AND c.document_id = u.document_id
+      GROUP BY u.org_id, u.document_id, c.seq
+      HAVING max(u.seq) > coalesce(c.seq, 0) AND max(u.created_at) < now() - make_interval(secs => $1)
+      LIMIT $2`, [QUIET_SECONDS, BATCH]);
+  const live = liveDocs(platform);
+  for (const d of behind) {
+    if (live.has(roomKey(d.org_id, d.document_id))) continue;
+    try {
+      const { doc, seq } = await loadStateThrough(platform, d.org_id, d.document_id);
+      await saveContent(platform, d.org_id, d.document_id, doc.getText(CONTENT_TEXT).toString(), seq);
+      doc.destroy();
+    } catch (err) {
+      platform.log.warn({ err, documentId: d.document_id }, 'collaboration content not reconciled');
+    }
+  }
+  return behind.length;
+}
