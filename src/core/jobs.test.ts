@@ -49,7 +49,8 @@ describe('durable jobs', () => {
   it('reclaims a job left running by a crashed node', async () => {
     const a = await newTenant(t.app);
     await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.crash' }));
-    await t.platform.db.sys.exec(`UPDATE jobs SET status = 'running', locked_at = now() - interval '10 minutes', attempts = 1 WHERE org_id = $1`, [a.orgId]);
+    // Not renewed for over a minute: its node died (claims of live jobs are renewed every 15 s).
+    await t.platform.db.sys.exec(`UPDATE jobs SET status = 'running', locked_at = now() - interval '61 seconds', attempts = 1 WHERE org_id = $1`, [a.orgId]);
     const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
     runner.register('test.crash', async () => {});
     // Other test files' runners share this database and reclaim stale jobs too: while one of them holds the row for
@@ -61,6 +62,24 @@ describe('durable jobs', () => {
       if (status !== 'done') await new Promise((r) => setTimeout(r, 20));
     }
     expect(status).toBe('done');
+  });
+
+  it('a job still running keeps its claim (heartbeat): another runner does not take it over, however long it takes', async () => {
+    const a = await newTenant(t.app);
+    const kind = `test.slow.${a.orgId}`;
+    const opts = { pollMs: 50, batch: 5, heartbeatMs: 40, staleAfterMs: 250 };
+    const first = new JobRunner(t.platform.db, opts);
+    const second = new JobRunner(t.platform.db, opts);
+    let calls = 0;
+    const slow = async () => { calls++; await new Promise((r) => setTimeout(r, 900)); };
+    first.register(kind, slow);
+    second.register(kind, slow);
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind }));
+    const running = first.drain();
+    for (let i = 0; i < 12; i++) { await new Promise((r) => setTimeout(r, 60)); await second.drain(); }
+    await running;
+    expect(calls).toBe(1);
+    expect((await jobRow(a.orgId, kind))!.status).toBe('done');
   });
 
   it('deduplicates pending jobs with the same key', async () => {

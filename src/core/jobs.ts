@@ -22,7 +22,13 @@ export async function enqueue(sql: Sql, j: EnqueueInput): Promise<void> {
     [j.orgId, uuidv7(), j.kind, j.payload ?? {}, j.runAt?.toISOString() ?? null, j.dedupeKey ?? null, j.maxAttempts ?? 8]);
 }
 
-const STALE_AFTER = '5 minutes';
+/**
+ * A running job's claim is renewed every HEARTBEAT_MS while its handler runs; one not renewed for STALE_AFTER_MS
+ * belonged to a node that died (crash, kill -9) and is claimed again. So a crash delays a job by about a minute,
+ * not by the longest time a job may take.
+ */
+const HEARTBEAT_MS = 15_000;
+const STALE_AFTER_MS = 60_000;
 const backoffSeconds = (attempts: number) => Math.min(3600, 2 ** attempts);
 
 /**
@@ -37,7 +43,9 @@ export class JobRunner {
   private stopped = true;
   private inFlight: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Database, private readonly opts: { pollMs: number; batch: number; log?: (o: unknown, m: string) => void }) {}
+  constructor(private readonly db: Database, private readonly opts: {
+    pollMs: number; batch: number; log?: (o: unknown, m: string) => void; heartbeatMs?: number; staleAfterMs?: number;
+  }) {}
 
   register(kind: string, handler: JobHandler): void { this.handlers.set(kind, handler); }
 
@@ -75,7 +83,8 @@ export class JobRunner {
   async drain(): Promise<number> {
     let total = 0;
     const draining = this.stopped ? 'once' : 'until-stopped';
-    await this.db.sys.exec(`UPDATE jobs SET status = 'pending', locked_at = NULL WHERE status = 'running' AND locked_at < now() - interval '${STALE_AFTER}'`);
+    await this.db.sys.exec(`UPDATE jobs SET status = 'pending', locked_at = NULL WHERE status = 'running' AND locked_at < now() - make_interval(secs => $1)`,
+      [(this.opts.staleAfterMs ?? STALE_AFTER_MS) / 1000]);
     for (;;) {
       if (draining === 'until-stopped' && this.stopped) return total; // never claim what we will not run
       const jobs = await this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
@@ -89,6 +98,10 @@ export class JobRunner {
   }
 
   private async runOne(job: Job): Promise<void> {
+    const heartbeat = setInterval(() => {
+      void this.db.sys.exec(`UPDATE jobs SET locked_at = now() WHERE org_id = $1 AND id = $2 AND status = 'running'`, [job.org_id, job.id]).catch(() => {});
+    }, this.opts.heartbeatMs ?? HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       await this.handlers.get(job.kind)!(job);
       await this.db.sys.exec(`UPDATE jobs SET status = 'done', locked_at = NULL, last_error = NULL, updated_at = now() WHERE org_id = $1 AND id = $2`, [job.org_id, job.id]);
@@ -98,6 +111,8 @@ export class JobRunner {
       this.opts.log?.({ err, kind: job.kind, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
       await this.db.sys.exec(`UPDATE jobs SET status = $3, locked_at = NULL, last_error = $4, run_at = now() + make_interval(secs => $5), updated_at = now()
         WHERE org_id = $1 AND id = $2`, [job.org_id, job.id, final ? 'failed' : 'pending', message, backoffSeconds(job.attempts)]).catch(() => {});
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 
