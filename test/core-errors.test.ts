@@ -172,9 +172,11 @@ describe('on the app', () => {
   it('text PostgreSQL cannot store (NUL, in text or jsonb) is 400 VALIDATION_ERROR, and nothing is written', async () => {
     const before = (await t.app.inject({ url: '/v1/projects?status=all', headers: a.auth })).json().pagination.total;
     const text = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'nul \u0000 name' } }), 400, 'VALIDATION_ERROR');
-    expect(text.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER' });
+    // The refusal names the field to fix (found in the parsed body, before any write).
+    expect(text.details).toEqual({ reason: 'UNSTORABLE_CHARACTER', field: 'name' });
+    expect(text.message).toBe('Field "name" must not contain the NUL character (\\u0000), which cannot be stored');
     const json = errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'ok', settings: { k: 'nul \u0000' } } }), 400, 'VALIDATION_ERROR');
-    expect(json.details).toMatchObject({ reason: 'UNSTORABLE_CHARACTER' });
+    expect(json.details).toEqual({ reason: 'UNSTORABLE_CHARACTER', field: 'settings.k' });
     expect((await t.app.inject({ url: '/v1/projects?status=all', headers: a.auth })).json().pagination.total).toBe(before);
   });
 

@@ -32,9 +32,8 @@ function firstUnstorable(value: unknown, path: string, nul: boolean): Unstorable
  * Refuses a value holding text PostgreSQL cannot store, anywhere (keys included): an unpaired UTF-16 surrogate
  * (text would hold U+FFFD instead, jsonb refuses it) and, with `nul`, the NUL character (refused by both).
  * 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, naming the field: its path, or `field` when given (a service
- * checking its inputs one field at a time). JSON request bodies (core/http/json-parser.ts: surrogates; a NUL in
- * other bodies fails the write and the error handler maps it to the same code) and MCP tool arguments pass
- * through it; the documents area also checks NUL, to name the field.
+ * checking its inputs one field at a time). JSON request bodies (core/http/json-parser.ts: surrogates and NUL) and
+ * MCP tool arguments pass through it; the documents area also checks NUL in what it builds itself.
  */
 export function assertStorableText(value: unknown, opts: { nul?: boolean; field?: string; within?: string } = {}): void {
   const found = firstUnstorable(value, '', opts.nul ?? false);

@@ -24,6 +24,8 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 
 /** A \\u escape of a UTF-16 surrogate (D800-DFFF): the only way a JSON text can carry an unpaired one. */
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** A \u0000 escape: the only way a JSON text can carry the NUL character, which PostgreSQL text and jsonb refuse. */
+const NUL_ESCAPE = /\\u0000/;
 
 /**
  * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route whose
@@ -80,9 +82,12 @@ export function jsonBodyParser(maxDepth: number) {
       }
       return done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${message}`), undefined);
     }
-    // A lone surrogate can only come from a \uD800-\uDFFF escape, so only such bodies are walked.
-    if (LONE_SURROGATE_ESCAPE.test(text)) {
-      try { assertStorableText(value); } catch (err) { return done(err as Error, undefined); }
+    // A lone surrogate can only come from a \uD800-\uDFFF escape and a NUL from \u0000 (JSON has no raw control
+    // characters in strings), so only such bodies are walked: the refusal names the field, which the database's
+    // refusal of the write could not.
+    const nul = NUL_ESCAPE.test(text);
+    if (nul || LONE_SURROGATE_ESCAPE.test(text)) {
+      try { assertStorableText(value, { nul }); } catch (err) { return done(err as Error, undefined); }
     }
     done(null, value);
   };

@@ -64,7 +64,7 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
     throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
   }
   try {
-    assertStorableText(input); // as the REST body parser does: 400 VALIDATION_ERROR, a tool error the model can fix
+    assertStorableText(input, { nul: true }); // as the REST body parser does: 400 VALIDATION_ERROR, a tool error the model can fix
     return toolResult(await tool.def.run(ctx, input));
   } catch (thrown) {
     // The database's refusals (a row deleted meanwhile, a deadlock, unstorable text) are answers, as on REST.
