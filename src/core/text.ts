@@ -62,3 +62,16 @@ export function unstorableTextProblem(text: string): string | null {
   const what = flaw(text, true);
   return what && FLAW_PHRASE[what];
 }
+
+/** Whitespace and invisible format characters (zero-width space, joiners, bidi marks: Unicode category Cf). */
+const INVISIBLE = /[\s\p{Cf}]/gu;
+
+/**
+ * A name or title as stored: trimmed, and refused (400 VALIDATION_ERROR naming `field`) when nothing visible is left:
+ * blank, or only zero-width or other invisible characters, which would list as an empty name.
+ */
+export function nonBlankText(value: string, field: string): string {
+  const trimmed = value.trim();
+  if (trimmed.replace(INVISIBLE, '') === '') throw new AppError('VALIDATION_ERROR', `${field} must not be blank`, { field, reason: 'BLANK' });
+  return trimmed;
+}

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../../core/context.js';
 import { requirePermission } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
 import { isUniqueViolation } from '../../core/db/database.js';
-import { assertStorableText } from '../../core/text.js';
+import { assertStorableText, nonBlankText } from '../../core/text.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
@@ -109,7 +109,7 @@ export async function createDocument(ctx: ServiceContext, input: CreateDocumentI
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id);
     const r = await repo.insertDocument(sql, p.orgId, {
       id, kind: input.kind ?? 'document', projectId: input.project_id ?? null, parentId: input.parent_id ?? null,
-      title: input.title.trim(), content: input.content ?? '', contentType: input.content_type ?? 'markdown',
+      title: nonBlankText(input.title, 'title'), content: input.content ?? '', contentType: input.content_type ?? 'markdown',
       tags: input.tags ?? [], metadata: input.metadata ?? {}, language: searchLanguage(input.metadata?.language), createdBy: p.userId,
     });
     await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id }, dedupeKey: id });
@@ -239,7 +239,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     let r: repo.DocumentRow | undefined;
     try {
       r = await repo.updateDocument(sql, p.orgId, input.id, {
-        title: input.title?.trim(), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
+        title: input.title === undefined ? undefined : nonBlankText(input.title, 'title'), content: input.content, contentType: input.content_type, projectId: input.project_id, parentId: input.parent_id,
         tags: input.tags, metadata: input.metadata, language: input.metadata ? searchLanguage(input.metadata.language) : undefined, reindex,
       });
     } catch (err) {

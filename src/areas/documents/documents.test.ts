@@ -51,8 +51,8 @@ describe('document library', () => {
   it('refuses the NUL character with 400 VALIDATION_ERROR (not a 500 database error)', async () => {
     expect(errorOf(await post(a, { title: 'x', content: 'a\u0000b' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'content' });
     expect(errorOf(await post(a, { title: 'n\u0000l' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'title' });
-    expect(errorOf(await post(a, { title: 'x', tags: ['a\u0000'] }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'tags' });
-    expect(errorOf(await post(a, { title: 'x', metadata: { k: ['\u0000'] } }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'metadata' });
+    expect(errorOf(await post(a, { title: 'x', tags: ['a\u0000'] }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'tags[0]' });
+    expect(errorOf(await post(a, { title: 'x', metadata: { k: ['\u0000'] } }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'metadata.k[0]' });
     const id = (await post(a, { title: 'clean' })).json().data.id;
     const put = (payload: object) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload });
     errorOf(await put({ content: '\u0000' }), 400, 'VALIDATION_ERROR');

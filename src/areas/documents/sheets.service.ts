@@ -5,7 +5,7 @@ import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
 import { isUniqueViolation } from '../../core/db/database.js';
-import { charLength } from '../../core/text.js';
+import { charLength, nonBlankText } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
@@ -22,8 +22,8 @@ export type GridKind = 'sheet' | 'deck';
 export async function createGridDocument(ctx: ServiceContext, input: { projectId: string; kind: GridKind; name: string; fromTemplateId?: string }) {
   const p = docAccess(ctx, 'document.create');
   rejectNul(input.name, 'name');
-  const name = input.name.trim();
-  if (name.length < 1 || charLength(name) > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
+  const name = nonBlankText(input.name, 'name');
+  if (charLength(name) > 500) throw validation('Field "name" must be 1-500 characters after trimming', { field: 'name' });
   await moderate(ctx, [name]);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {

@@ -6,6 +6,7 @@ import { audit } from '../../core/audit.js';
 import { partsRepo, type CategoryRow, type MemberRow, type PhaseRow } from './project-parts.repo.js';
 import { listUnderProject, requireProject } from './project-access.js';
 import type { AddMemberInput, CreateCategoryInput, CreatePhaseInput, Page, Paged } from './projects.schemas.js';
+import { nonBlankText } from '../../core/text.js';
 
 type ProjectRef = { projectId: string };
 
@@ -35,8 +36,7 @@ export async function listCategories(ctx: ServiceContext, input: ProjectRef & Pa
 /** Creates a category; the parent must be a category of the same project, names are unique under one parent. */
 export async function createCategory(ctx: ServiceContext, input: ProjectRef & CreateCategoryInput): Promise<CategoryRow> {
   const p = requirePermission(ctx, 'project.update');
-  const name = input.name.trim();
-  if (!name) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  const name = nonBlankText(input.name, 'name');
   try {
     return await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
       await requireProject(sql, p.orgId, input.projectId, { writable: true });
@@ -66,8 +66,7 @@ export async function listPhases(ctx: ServiceContext, input: ProjectRef & Partia
 /** Creates a phase; without sort_order it goes after the last one. */
 export async function createPhase(ctx: ServiceContext, input: ProjectRef & CreatePhaseInput): Promise<PhaseRow> {
   const p = requirePermission(ctx, 'project.update');
-  const name = input.name.trim();
-  if (!name) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  const name = nonBlankText(input.name, 'name');
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await requireProject(sql, p.orgId, input.projectId, { writable: true });
     if (input.sort_order === undefined) await partsRepo.lockPhaseOrder(sql, p.orgId, input.projectId);

@@ -8,6 +8,7 @@ import { tierLimits } from '../../core/pricing.js';
 import { projectsRepo } from './projects.repo.js';
 import type { CreateProjectInput, Paged, Project, ProjectStatusFilter, UpdateProjectInput } from './projects.schemas.js';
 import { emit } from './task.events.js';
+import { nonBlankText } from '../../core/text.js';
 
 const slugExists = (slug: string) => new AppError('PROJECT_SLUG_EXISTS', `Project slug "${slug}" is already used in this organization`, { field: 'slug' });
 
@@ -48,8 +49,7 @@ export async function getProject(ctx: ServiceContext, input: { projectId: string
 /** Creates a project (slug generated from the name when omitted); the creator becomes its owner member. */
 export async function createProject(ctx: ServiceContext, input: CreateProjectInput): Promise<Project> {
   const p = requirePermission(ctx, 'project.create');
-  const name = input.name.trim();
-  if (!name) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  const name = nonBlankText(input.name, 'name');
   if (input.slug !== undefined) assertSlug(input.slug);
   let slug = input.slug ?? slugify(name);
   try {
@@ -84,7 +84,7 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
   const p = requirePermission(ctx, 'project.update');
   const { projectId, ...fields } = input;
   if (Object.keys(fields).length === 0) throw new AppError('VALIDATION_ERROR', 'Send at least one field to change');
-  if (fields.name !== undefined && !fields.name.trim()) throw new AppError('VALIDATION_ERROR', 'name must not be blank', { field: 'name' });
+  if (fields.name !== undefined) nonBlankText(fields.name, 'name');
   if (fields.slug !== undefined) assertSlug(fields.slug);
   try {
     const { before, after, changed } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {

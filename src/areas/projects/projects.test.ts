@@ -56,6 +56,10 @@ describe('POST /v1/projects', () => {
 
   it('rejects bad bodies: missing name, unknown keys, platform fields, invalid JSON', async () => {
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: {} }), 400, 'VALIDATION_ERROR');
+    // A name with nothing visible in it (blank, or zero-width characters only) would list as an empty name.
+    for (const name of ['   ', '\u200B', '\u200B\u200D']) {
+      expect(errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name } }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'name' });
+    }
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', id: RANDOM } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', org_id: a.orgId } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'x', is_active: false } }), 400, 'VALIDATION_ERROR');

@@ -5,6 +5,7 @@ import { audit } from '../../core/audit.js';
 import { partsRepo, type SpecRow } from './project-parts.repo.js';
 import { listUnderProject, requireProject } from './project-access.js';
 import type { CreateSpecInput, Page, Paged } from './projects.schemas.js';
+import { nonBlankText } from '../../core/text.js';
 
 /** Specs of a project, newest first. */
 export async function listSpecs(ctx: ServiceContext, input: { projectId: string } & Partial<Page>): Promise<Paged<SpecRow>> {
@@ -14,8 +15,7 @@ export async function listSpecs(ctx: ServiceContext, input: { projectId: string 
 /** Creates a spec (title required, content defaults to empty). */
 export async function createSpec(ctx: ServiceContext, input: { projectId: string } & CreateSpecInput): Promise<SpecRow> {
   const p = requirePermission(ctx, 'project.update');
-  const title = input.title.trim();
-  if (!title) throw new AppError('VALIDATION_ERROR', 'title must not be blank', { field: 'title' });
+  const title = nonBlankText(input.title, 'title');
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await requireProject(sql, p.orgId, input.projectId, { writable: true });
     const row = await partsRepo.insertSpec(sql, { orgId: p.orgId, id: uuidv7(), projectId: input.projectId, title, content: input.content ?? '', createdBy: p.userId });

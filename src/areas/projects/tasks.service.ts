@@ -11,6 +11,7 @@ import { emit } from './task.events.js';
 import { firstOpenStatuses } from './first-open-status.js';
 import type { Page, Paged } from './projects.schemas.js';
 import type { ActivityRow, CreateTaskInput, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow, UpdateTaskInput } from './tasks.schemas.js';
+import { nonBlankText } from '../../core/text.js';
 
 const iso = (d: string | null | undefined) => (d == null ? null : new Date(d).toISOString());
 
@@ -57,8 +58,7 @@ export async function listTaskStatusPage(ctx: ServiceContext, input: { projectId
 /** Creates a task in the project's first open status; returns its id. 404 for an unknown project. */
 export async function createTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput): Promise<string> {
   const p = requirePermission(ctx, 'task.create');
-  const title = input.title.trim();
-  if (!title) throw new AppError('VALIDATION_ERROR', 'title must not be blank', { field: 'title' });
+  const title = nonBlankText(input.title, 'title');
   const id = uuidv7();
   const dependsOn = input.depends_on ?? [];
   if (!input.spec_id && !input.assignee_id && !input.parent_task_id && !dependsOn.length && !mentionedEmails(input.description).length) {
@@ -157,7 +157,7 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
   const p = requirePermission(ctx, 'task.update');
   const { taskId, ...fields } = input;
   if (Object.keys(fields).length === 0) throw new AppError('VALIDATION_ERROR', 'Send at least one field to change');
-  if (fields.title !== undefined && !fields.title.trim()) throw new AppError('VALIDATION_ERROR', 'title must not be blank', { field: 'title' });
+  if (fields.title !== undefined) nonBlankText(fields.title, 'title');
   const result = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await lockedTask(sql, p.orgId, taskId);
     let status: TaskStatusRow | undefined;

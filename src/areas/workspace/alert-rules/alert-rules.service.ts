@@ -9,6 +9,7 @@ import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
 import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
 import { enabledRuleTypes } from './enabled-rule-types.js';
 import { ANY_EVENT_TYPE } from './event-types.js';
+import { nonBlankText } from '../../../core/text.js';
 
 /**
  * Creates an alert rule. event_type and its alias trigger_type: equal when both are given, `*` (every catalogue type)
@@ -43,7 +44,7 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   }
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const r = await alertRulesRepo.insert(sql, {
-      org_id: p.orgId, id: uuidv7(), name: input.name.trim() || input.name, description: input.description ?? null, event_type: eventType,
+      org_id: p.orgId, id: uuidv7(), name: nonBlankText(input.name, 'name'), description: input.description ?? null, event_type: eventType,
       conditions, channels, slack_webhook_url_sealed: input.slack_webhook_url ? ctx.platform.box.seal(input.slack_webhook_url) : null,
       is_enabled: input.is_enabled ?? true, created_by: p.userId,
     });

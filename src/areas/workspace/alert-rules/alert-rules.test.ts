@@ -67,6 +67,8 @@ describe('POST /v1/alert-rules', () => {
       { name: 'x', event_type: '*.created' },
       { event_type: 'task.overdue' },
       { name: '', event_type: 'task.overdue' },
+      { name: '   \t ', event_type: 'task.overdue' },
+      { name: '\u200B', event_type: 'task.overdue' },
       { name: 'x', event_type: 'task overdue!' },
       { name: 'x', event_type: 'x'.repeat(101) },
       { name: 'x', event_type: 'task.created', trigger_type: 'task.deleted' },

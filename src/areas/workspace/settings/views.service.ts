@@ -4,6 +4,7 @@ import { audit } from '../../../core/audit.js';
 import { uuidv7 } from '../../../core/ids.js';
 import { assertBoundedJson } from '../common.js';
 import { MAX_VIEWS_PER_USER, VIEW_FILTER_BOUNDS, type CreateViewInput } from './settings.schemas.js';
+import { nonBlankText } from '../../../core/text.js';
 
 const COLS = 'id, name, resource, filters, sort, columns, is_default, created_at, updated_at';
 interface ViewRow { id: string; name: string; resource: string; filters: Record<string, unknown>; sort: Record<string, unknown> | null; columns: string[] | null; is_default: boolean; created_at: string; updated_at: string }
@@ -37,7 +38,7 @@ export async function createView(ctx: ServiceContext, input: CreateViewInput) {
     }
     const view = (await sql.one<ViewRow>(`INSERT INTO saved_views (org_id, id, user_id, name, resource, filters, sort, columns, is_default)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLS}`,
-      [p.orgId, uuidv7(), p.userId, input.name, input.resource, input.filters ?? {}, input.sort ?? null, input.columns ?? null, input.is_default ?? false]))!;
+      [p.orgId, uuidv7(), p.userId, nonBlankText(input.name, 'name'), input.resource, input.filters ?? {}, input.sort ?? null, input.columns ?? null, input.is_default ?? false]))!;
     await audit(sql, ctx, { action: 'saved_view.created', targetType: 'saved_view', targetId: view.id });
     return view;
   });

@@ -9,6 +9,15 @@ beforeAll(async () => { t = await buildTestApp(); });
 afterAll(async () => { await t.close(); });
 
 describe('saved views', () => {
+  it('refuses a name with nothing visible (blank, or only zero-width characters): 400 VALIDATION_ERROR, nothing saved', async () => {
+    const a = await newTenant(t.app);
+    for (const name of ['   \t ', '\u200B\u200B']) {
+      const e = errorOf(await t.app.inject({ method: 'POST', url: '/v1/settings/views', headers: a.auth, payload: { name, resource: 'tasks' } }), 400, 'VALIDATION_ERROR');
+      expect(e.details).toMatchObject({ field: 'name', reason: 'BLANK' });
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/v1/settings/views', headers: a.auth })).json().pagination.total).toBe(0);
+  });
+
   it('creates, lists with pagination and deletes views', async () => {
     const a = await newTenant(t.app);
     const c = await t.app.inject({ method: 'POST', url: '/v1/settings/views', headers: a.auth, payload: { name: 'My open tasks', resource: 'tasks', filters: { status: ['todo', 'in_progress'], assignee_id: a.userId }, sort: { field: 'due_date', direction: 'asc' }, columns: ['title', 'due_date'], is_default: true } });
