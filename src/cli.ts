@@ -7,7 +7,7 @@ import { newAjv } from './core/http/validation.js';
 import type { TSchema } from 'typebox';
 import { loadConfig, type Config } from './core/config.js';
 import { migrate } from './core/db/migrate.js';
-import { startEmbeddedPostgres } from './core/db/embedded.js';
+import { isPostmasterOf, startEmbeddedPostgres } from './core/db/embedded.js';
 import { startPlatform } from './core/platform.js';
 import { AppError } from './core/errors.js';
 import type { ServiceContext } from './core/context.js';
@@ -211,8 +211,8 @@ function runningEmbeddedUrl(config: Config): string | null {
   const port = Number(lines[3]);
   if (!(pid > 0) || !(port > 0)) return null;
   try { process.kill(pid, 0); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EPERM') return null; }
-  // A stale pid file whose number now belongs to another program: not a running server.
-  try { if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres')) return null; } catch { /* no /proc: trust the pid */ }
+  // A stale pid file whose number now belongs to another program (another PostgreSQL too): not our running server.
+  if (!isPostmasterOf(pid, path.join(config.dataDir, 'pg'))) return null;
   const password = readFileSync(pwFile, 'utf8').trim();
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 }

@@ -50,6 +50,11 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
       process.exit(1);
     }
   };
+  // Signals are handled from here on, before the app exists: a SIGTERM during the first start's root-key setup must
+  // still stop the embedded PostgreSQL (the process would otherwise die and leave it running, orphaned).
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  process.once('SIGTERM', () => void shutdown('SIGTERM', app));
+  process.once('SIGINT', () => void shutdown('SIGINT', app));
   try {
     const root = await ensureRoot(running.platform);
     if (root.generatedKey) {
@@ -58,9 +63,8 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
         ? `${JSON.stringify({ root_api_key: root.generatedKey, shown_once: true })}\n`
         : `\n  Root API key (shown once; store it now):\n\n    ${root.generatedKey}\n\n  Try: curl -H "Authorization: Bearer ${root.generatedKey}" http://localhost:${config.port}/v1/me\n\n`);
     }
-    const app = await buildApp(running.platform, { loggerInstance: log as never });
-    process.once('SIGTERM', () => void shutdown('SIGTERM', app));
-    process.once('SIGINT', () => void shutdown('SIGINT', app));
+    app = await buildApp(running.platform, { loggerInstance: log as never });
+    if (closing) return; // a signal arrived while the app was being built: the shutdown under way closes everything
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     // Like a failed start above: one line that says why (a malformed ROOT_API_KEY, a port in use), no stack on the

@@ -62,7 +62,9 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
   let embedded: EmbeddedPg | null = null;
   let url = config.databaseUrl;
   if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, log: (m) => (/ERROR|FATAL|PANIC|WARNING/.test(m) ? log.warn({ component: 'postgres' }, m) : undefined) });
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort,
+      log: (m) => (/ERROR|FATAL|PANIC|WARNING/.test(m) ? log.warn({ component: 'postgres' }, m) : undefined),
+      onUnexpectedExit: (m) => log.error({ component: 'postgres' }, m) });
     url = embedded.url;
   }
   try {

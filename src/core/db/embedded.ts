@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chownSync, statSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync, chownSync, statSync, chmodSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,8 @@ export interface EmbeddedPgOptions {
   dataDir: string;       // the cluster lives in <dataDir>/pg
   port: number;          // 0 = find a free port (remembered in <dataDir>/pg-port for restarts)
   log?: (msg: string) => void;
+  /** Told once when PostgreSQL exits while we did not stop it (kill -9, OOM killer); default: a line on stderr. */
+  onUnexpectedExit?: (msg: string) => void;
 }
 
 export interface EmbeddedPg {
@@ -75,8 +77,37 @@ function processAlive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
 }
 
-function isPostgresProcess(pid: number): boolean {
-  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres'); } catch { return os.platform() !== 'linux'; }
+/** The path a directory resolves to (symlinks followed), or its absolute form when it cannot be resolved. */
+function canonical(dir: string): string {
+  try { return realpathSync(dir); } catch { return path.resolve(dir); }
+}
+
+/** The data directory a PostgreSQL command line names (`-D dir`, `-Ddir`, `--pgdata=dir`, `--pgdata dir`), if any. */
+function dataDirArg(argv: string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if ((a === '-D' || a === '--pgdata') && i + 1 < argv.length) return argv[i + 1];
+    if (a.startsWith('--pgdata=')) return a.slice('--pgdata='.length);
+    if (a.startsWith('-D') && a.length > 2) return a.slice(2);
+  }
+  return null;
+}
+
+/**
+ * Whether `pid` is a PostgreSQL server on our data directory. A postmaster.pid outlives its process, and after a
+ * reboot its number may name anything, another PostgreSQL cluster included: only a command line that names our
+ * directory makes the process ours (to stop, or to report as in use). Without /proc (not Linux), `ps` is asked.
+ */
+export function isPostmasterOf(pid: number, pgData: string): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    if (os.platform() === 'linux') return false; // gone, or not readable: not a server we started
+    try { return execFileSync('ps', ['-ww', '-o', 'command=', '-p', String(pid)]).toString().includes(pgData); } catch { return false; }
+  }
+  const dir = dataDirArg(argv);
+  return dir !== null && canonical(dir) === canonical(pgData);
 }
 
 /**
@@ -93,20 +124,24 @@ function ownerOf(pid: number): number | null {
   } catch { return null; }
 }
 
+function inUse(root: string, detail: string): Error {
+  return new Error(`DATA_DIR ${root} is in use: ${detail}. `
+    + 'Stop that process first, or start this one with another DATA_DIR (or DATABASE_URL). Admin commands (platform org create, ...) use the running server by themselves.');
+}
+
 /**
  * A crash of our process can leave PostgreSQL running or a stale postmaster.pid; recover from both. A server that
  * another running platform process owns is not stale: refuse to start rather than stop it under that process.
+ * A pid that is alive but is not PostgreSQL on this directory (pid reused after a reboot, another cluster) is left
+ * alone: the file is stale.
  */
 async function recoverStale(pgData: string, log: (m: string) => void): Promise<void> {
   const pidFile = path.join(pgData, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (pid > 0 && processAlive(pid) && isPostgresProcess(pid)) {
+  if (pid > 0 && processAlive(pid) && isPostmasterOf(pid, pgData)) {
     const owner = ownerOf(pid);
-    if (owner !== null) {
-      throw new Error(`DATA_DIR ${path.dirname(pgData)} is in use: its embedded PostgreSQL (pid ${pid}) belongs to a running platform process (pid ${owner}). `
-        + 'Stop that process first, or start this one with another DATA_DIR (or DATABASE_URL). Admin commands (platform org create, ...) use the running server by themselves.');
-    }
+    if (owner !== null) throw inUse(path.dirname(pgData), `its embedded PostgreSQL (pid ${pid}) belongs to a running platform process (pid ${owner})`);
     log(`embedded PostgreSQL: stopping a server left running by an earlier process (pid ${pid})`);
     process.kill(pid, 'SIGINT');
     for (let i = 0; i < 300 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
@@ -116,6 +151,84 @@ async function recoverStale(pgData: string, log: (m: string) => void): Promise<v
     log('embedded PostgreSQL: removing a stale postmaster.pid');
     rmSync(pidFile, { force: true });
   }
+}
+
+/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22): a pid and this name one process, even across pid reuse. */
+function startTimeOf(pid: number): string {
+  try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19] ?? ''; } catch { return ''; }
+}
+
+function ageMs(file: string): number {
+  try { return Date.now() - statSync(file).mtimeMs; } catch { return Infinity; }
+}
+
+/** The pid of the holder written in a lock file (`<pid> <start time>`) while it still runs, else null. */
+function liveHolder(content: string): number | null {
+  const [pidText, started = ''] = content.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (!(pid > 0) || !processAlive(pid)) return null;
+  const now = startTimeOf(pid);
+  return started && now && now !== started ? null : pid; // same number, another process: the holder is gone
+}
+
+/**
+ * Takes DATA_DIR's start lock (`DATA_DIR/embedded-pg.lock`, created exclusively) for as long as this process runs its
+ * PostgreSQL: two starts on one DATA_DIR at the same moment would otherwise race through initdb and the postmaster's
+ * own lock and fail with confusing messages. A lock whose holder is no longer running (killed, crashed) is stale.
+ * Returns the release function.
+ */
+function takeDataDirLock(root: string, log: (m: string) => void): () => void {
+  const file = path.join(root, 'embedded-pg.lock');
+  const mine = `${process.pid} ${startTimeOf(process.pid)}\n`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx', mode: 0o644 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
+    }
+    let content: string;
+    try { content = readFileSync(file, 'utf8'); } catch { continue; } // released meanwhile
+    // An empty lock is being written this instant (another start is under way), unless it is old: a crash right after
+    // creating it.
+    const holder = content ? liveHolder(content) : ageMs(file) < 10_000 ? -1 : null;
+    if (holder !== null) throw inUse(root, holder > 0 ? `a platform process (pid ${holder}) runs its embedded PostgreSQL` : 'another process is starting its embedded PostgreSQL');
+    log(`embedded PostgreSQL: removing a stale DATA_DIR lock (${content.trim()})`);
+    try { if (readFileSync(file, 'utf8') === content) rmSync(file, { force: true }); } catch { /* released meanwhile */ }
+  }
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    process.off('exit', release);
+    try { if (readFileSync(file, 'utf8') === mine) rmSync(file, { force: true }); } catch { /* already gone */ }
+  };
+  process.on('exit', release); // also when the process ends without stop() (process.exit); a kill leaves a stale lock
+  return release;
+}
+
+/**
+ * Creates the cluster in a temporary sibling directory, moved into place only once initdb succeeded: a crash during
+ * initdb (Ctrl-C on the first start) must not leave a half-made cluster whose PG_VERSION would stop later starts from
+ * creating it again. A temporary directory left by such a crash is removed first.
+ */
+async function createCluster(root: string, pgData: string, bins: { initdb: string }, ids: { uid?: number; gid?: number }, log: (m: string) => void): Promise<void> {
+  const tmp = path.join(root, 'pg.initdb-tmp');
+  if (existsSync(tmp)) log('embedded PostgreSQL: removing an unfinished initdb left by an earlier start');
+  rmSync(tmp, { recursive: true, force: true });
+  if (existsSync(path.join(pgData, 'PG_VERSION'))) return;
+  mkdirSync(tmp, { mode: 0o700 });
+  if (ids.uid !== undefined) chownSync(tmp, ids.uid, ids.gid!);
+  // The password is written before the cluster exists, so an existing cluster always has its password file.
+  const password = randomBytes(24).toString('hex');
+  writeFileSync(path.join(root, 'pg-password'), password, { mode: 0o600 });
+  const pwFile = path.join(os.tmpdir(), `pg-pw-${randomBytes(6).toString('hex')}`);
+  writeFileSync(pwFile, password + '\n', { mode: 0o644 });
+  try {
+    await run(bins.initdb, [`--pgdata=${tmp}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'], ids, log);
+  } finally { rmSync(pwFile, { force: true }); }
+  rmSync(pgData, { recursive: true, force: true });
+  renameSync(tmp, pgData);
 }
 
 function run(cmd: string, args: string[], ids: object, log: (m: string) => void): Promise<void> {
@@ -136,22 +249,22 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
   const root = path.resolve(opts.dataDir);
   const pgData = path.join(root, 'pg');
   mkdirSync(root, { recursive: true });
+  const release = takeDataDirLock(root, log);
+  try {
+    return await startLocked(opts, root, pgData, bins, ids, log, release);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+async function startLocked(opts: EmbeddedPgOptions, root: string, pgData: string, bins: { postgres: string; initdb: string },
+  ids: { uid?: number; gid?: number }, log: (m: string) => void, release: () => void): Promise<EmbeddedPg> {
   if (ids.uid !== undefined) { ensureTraversable(pgData, log); ensureTraversable(bins.postgres, log); }
   const secretFile = path.join(root, 'pg-password');
   const portFile = path.join(root, 'pg-port');
 
-  if (!existsSync(path.join(pgData, 'PG_VERSION'))) {
-    rmSync(pgData, { recursive: true, force: true });
-    mkdirSync(pgData, { recursive: true, mode: 0o700 });
-    if (ids.uid !== undefined) chownSync(pgData, ids.uid, ids.gid!);
-    const password = randomBytes(24).toString('hex');
-    writeFileSync(secretFile, password, { mode: 0o600 });
-    const pwFile = path.join(os.tmpdir(), `pg-pw-${randomBytes(6).toString('hex')}`);
-    writeFileSync(pwFile, password + '\n', { mode: 0o644 });
-    try {
-      await run(bins.initdb, [`--pgdata=${pgData}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'], ids, log);
-    } finally { rmSync(pwFile, { force: true }); }
-  }
+  await createCluster(root, pgData, bins, ids, log);
   if (ids.uid !== undefined && statSync(pgData).uid !== ids.uid) chownSync(pgData, ids.uid, ids.gid!);
   await recoverStale(pgData, log);
 
@@ -182,6 +295,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
   log(`embedded PostgreSQL ready on 127.0.0.1:${port}`);
 
   let stopped: Promise<void> | null = null;
+  // Not restarted automatically: a postmaster killed under us may leave backends holding its shared memory for a
+  // while, and the pools would reconnect to whatever listens on the port; saying so clearly is the safe part. The
+  // DATA_DIR lock stays with this process until stop() (or exit): the data directory is still its own.
+  const unexpected = opts.onUnexpectedExit ?? ((m: string) => process.stderr.write(`platform: ${m}\n`));
+  child.once('exit', (code, signal) => {
+    if (stopped) return;
+    unexpected(`embedded PostgreSQL (pid ${child.pid}) exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); the database is unavailable: restart the server`);
+  });
   return {
     url: `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     stop() {
@@ -189,7 +310,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGINT'); // "fast" shutdown: rolls back open transactions, checkpoints, exits
-      });
+      }).then(release);
       return stopped;
     },
   };
