@@ -58,12 +58,22 @@ async function enableAppLogin(ownerUrl: string, dataDir: string): Promise<string
 }
 
 /** Starts the database (embedded unless DATABASE_URL), applies migrations and builds the shared runtime. */
+/**
+ * Lines of the embedded PostgreSQL: its warnings and errors, and what the start did to recover from a crash (ours,
+ * prefixed "embedded PostgreSQL:", e.g. a server left running stopped) at warn; its readiness at info; its routine
+ * output not at all.
+ */
+export function logEmbedded(log: Platform['log'], m: string): void {
+  if (/ERROR|FATAL|PANIC|WARNING/.test(m) || m.startsWith('embedded PostgreSQL:')) log.warn({ component: 'postgres' }, m);
+  else if (m.startsWith('embedded PostgreSQL ready')) log.info({ component: 'postgres' }, m);
+}
+
 export async function startPlatform(config: Config, log: Platform['log']): Promise<RunningPlatform> {
   let embedded: EmbeddedPg | null = null;
   let url = config.databaseUrl;
   if (!url) {
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort,
-      log: (m) => (/ERROR|FATAL|PANIC|WARNING/.test(m) ? log.warn({ component: 'postgres' }, m) : undefined),
+      log: (m) => logEmbedded(log, m),
       onUnexpectedExit: (m) => log.error({ component: 'postgres' }, m) });
     url = embedded.url;
   }
