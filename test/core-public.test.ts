@@ -31,6 +31,14 @@ describe('POST /v1/security/csp-report (spec 4.1)', () => {
     expect((await post('application/json', '{}')).statusCode).toBe(204);
   });
 
+  it('takes a report as the browser sent it (logged, never stored): a NUL or bytes that are not UTF-8 are still 204', async () => {
+    expect((await post('application/csp-report', '{"csp-report":{"script-sample":"a\\u0000b"}}')).statusCode).toBe(204);
+    const latin1 = Buffer.concat([Buffer.from('{"csp-report":{"script-sample":"caf'), Buffer.from([0xe9]), Buffer.from('"}}')]);
+    for (const type of ['application/csp-report', 'application/reports+json; charset=utf-8', 'application/json']) {
+      expect((await t.app.inject({ method: 'POST', url: '/v1/security/csp-report', headers: { 'content-type': type }, payload: latin1 })).statusCode, type).toBe(204);
+    }
+  });
+
   it('a report that is not JSON is 400 INVALID_JSON under every report type; __proto__ keys are 400 VALIDATION_ERROR; over-deep is 413', async () => {
     for (const type of ['application/csp-report', 'application/reports+json', 'application/json']) {
       errorOf(await post(type, '{"csp-report": '), 400, 'INVALID_JSON');

@@ -7,6 +7,7 @@ import { generateApiKey } from '../../core/auth/api-key-format.js';
 import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
 import { requireActorStillMember } from './organizations.service.js';
+import { nonBlankText } from '../../core/text.js';
 
 /** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
 export function latestKeyExpiry(nowMs: number): number {
@@ -75,7 +76,7 @@ export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput
       if (!m) throw new AppError('NOT_FOUND', 'That account is not a member of the organization; add it first with "platform user create --org ..."', { field: 'user' });
       assertAdminScopeAllowed(input, { isRoot: m.is_root, role: m.role });
     }
-    const key = await insertApiKey(sql, orgId, userId, input.name.trim(), input.scopes, new Date(input.expires_at).toISOString());
+    const key = await insertApiKey(sql, orgId, userId, nonBlankText(input.name, 'name'), input.scopes, new Date(input.expires_at).toISOString());
     await audit(sql, ctx, { orgId, action: 'api_key.created', targetType: 'api_key', targetId: key.id, details: { name: key.name, scopes: key.scopes, expires_at: key.expires_at, ...(p ? {} : { acts_as_user_id: userId }) } });
     return key;
   });

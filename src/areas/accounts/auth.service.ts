@@ -11,6 +11,7 @@ import { createOrganizationRow } from './organizations.service.js';
 import type { LoginInput, RegisterInput } from './accounts.schemas.js';
 import { assertPassword } from './passwords.js';
 import { throttle, type AttemptBudget } from './throttle.js';
+import { nonBlankText } from '../../core/text.js';
 
 const MFA_TOKEN_TTL_SECONDS = 300;
 /** Guessing budgets on top of the per-address route limit: per e-mail for passwords, per user for authenticator codes. */
@@ -30,13 +31,13 @@ export async function register(ctx: ServiceContext, input: RegisterInput) {
     return await platform.db.systemTx(async (sql) => {
       if (await accountsRepo.userByEmail(sql, email)) throw conflict('An account with this e-mail already exists', { field: 'email' });
       const userId = uuidv7();
-      await accountsRepo.insertUser(sql, { id: userId, email, name: input.name.trim(), passwordHash });
-      const org = await createOrganizationRow(sql, platform, input.organization_name.trim(), undefined);
+      await accountsRepo.insertUser(sql, { id: userId, email, name: nonBlankText(input.name, 'name'), passwordHash });
+      const org = await createOrganizationRow(sql, platform, nonBlankText(input.organization_name, 'organization_name'), undefined);
       await accountsRepo.insertMembership(sql, org.id, userId, 'owner');
       const sysCtx = { ...ctx, principal: null };
       await audit(sql, sysCtx, { orgId: org.id, action: 'user.registered', targetType: 'user', targetId: userId, details: { email } });
       await audit(sql, sysCtx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id });
-      const tokens = await openSession(sql, ctx, { id: userId, email, name: input.name.trim(), token_version: 1 }, { ...org, role: 'owner' }, false);
+      const tokens = await openSession(sql, ctx, { id: userId, email, name: nonBlankText(input.name, 'name'), token_version: 1 }, { ...org, role: 'owner' }, false);
       return tokens;
     });
   } catch (err) {

@@ -13,6 +13,7 @@ import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 import { assertSettingKeys } from '../../core/settings-keys.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
+import { nonBlankText } from '../../core/text.js';
 
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
@@ -54,7 +55,7 @@ export async function createOrganization(ctx: ServiceContext, input: CreateOrgIn
   const ownerId = ctx.principal?.userId ?? null;
   try {
     return await ctx.platform.db.systemTx(async (sql) => {
-      const org = await createOrganizationRow(sql, ctx.platform, input.name.trim(), input.slug);
+      const org = await createOrganizationRow(sql, ctx.platform, nonBlankText(input.name, 'name'), input.slug);
       if (ownerId) await accountsRepo.insertMembership(sql, org.id, ownerId, 'owner');
       await audit(sql, ctx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id });
       return orgView(ownerId ? { ...org, role: 'owner' } : org);
@@ -82,7 +83,7 @@ export async function updateCurrentOrganization(ctx: ServiceContext, input: Upda
         session_duration_days = COALESCE($4, session_duration_days), updated_at = now()
       WHERE id = $1 AND deleted_at IS NULL
       RETURNING o.id, o.name, o.slug, o.plan_tier, o.subscription_status, o.features, o.settings, o.session_duration_days, o.is_root, o.deleted_at, o.created_at, o.updated_at`,
-      [p.orgId, input.name?.trim() ?? null, input.settings ?? null, input.session_duration_days ?? null]);
+      [p.orgId, input.name === undefined ? null : nonBlankText(input.name, 'name'), input.settings ?? null, input.session_duration_days ?? null]);
     await audit(sql, ctx, { action: 'organization.updated', targetType: 'organization', targetId: p.orgId, details: { fields: Object.keys(input) } });
     return row;
   });
@@ -152,7 +153,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
       if (!user) {
         // An invited account: no password until its owner sets one (or signs in through SSO).
         const id = uuidv7();
-        await accountsRepo.insertUser(sql, { id, email, name: input.name?.trim() || email.split('@')[0], passwordHash });
+        await accountsRepo.insertUser(sql, { id, email, name: input.name === undefined ? email.split('@')[0] : nonBlankText(input.name, 'name'), passwordHash });
         user = (await accountsRepo.userById(sql, id))!;
       } else if (passwordHash) {
         if (user.password_hash) throw conflict('This account already has a password; omit the password to add it as it is', { field: 'password' });

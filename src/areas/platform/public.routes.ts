@@ -30,8 +30,10 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
 
   await app.register(async (csp) => {
     // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON, parsed by the
-    // platform's JSON parser (the second type already matches it).
-    csp.addContentTypeParser('application/csp-report', { parseAs: 'buffer' }, jsonBodyParser(app.platform.config.jsonMaxDepth));
+    // platform's JSON parser, taking the report as sent (it is logged, never stored; a browser does not retry).
+    csp.removeAllContentTypeParsers();
+    csp.addContentTypeParser(/^application\/(csp-report|reports\+json|json)\s*(;.*)?$/i, { parseAs: 'buffer' },
+      jsonBodyParser(app.platform.config.jsonMaxDepth, { notStored: true }));
     csp.post('/v1/security/csp-report', {
       bodyLimit: CSP_REPORT_MAX_BYTES,
       config: { ...pub, rateLimit: { max: 100, windowMs: 60_000, key: 'ip' } },

@@ -52,16 +52,21 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
  */
 export function jsonBodyText(req: FastifyRequest, body: Buffer): string | AppError {
   const charset = CHARSET.exec(String(req.headers['content-type'] ?? ''))?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+  // US-ASCII is a subset of UTF-8: such a body is checked as UTF-8 like any other.
+  if (charset !== undefined && !/^(utf-?8|us-ascii|ascii)$/i.test(charset)) {
     return new AppError('UNSUPPORTED_MEDIA_TYPE', `JSON bodies are UTF-8 (RFC 8259); "charset=${charset}" is not accepted: send the body in UTF-8 (charset=utf-8, or no charset)`);
   }
   if (!isUtf8(body)) return new AppError('INVALID_JSON', 'Request body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259)');
   return body.toString('utf8');
 }
 
-export function jsonBodyParser(maxDepth: number) {
+/**
+ * `notStored`: a body the route never stores (browsers' CSP reports, only logged), taken as sent: bytes that are not
+ * UTF-8 are decoded with U+FFFD and NUL characters kept, since refusing a browser's report helps no one.
+ */
+export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } = {}) {
   return (req: FastifyRequest, raw: string | Buffer, done: ParserDone): void => {
-    const text = jsonBodyText(req, raw as Buffer);
+    const text = opts.notStored ? (raw as Buffer).toString('utf8') : jsonBodyText(req, raw as Buffer);
     if (text instanceof AppError) return done(text, undefined);
     if (text.trim() === '') {
       // An empty JSON body is not parseable JSON (spec part 7) where the route needs a body (its schema requires a
@@ -86,7 +91,7 @@ export function jsonBodyParser(maxDepth: number) {
     // characters in strings), so only such bodies are walked: the refusal names the field, which the database's
     // refusal of the write could not.
     const nul = NUL_ESCAPE.test(text);
-    if (nul || LONE_SURROGATE_ESCAPE.test(text)) {
+    if (!opts.notStored && (nul || LONE_SURROGATE_ESCAPE.test(text))) {
       try { assertStorableText(value, { nul }); } catch (err) { return done(err as Error, undefined); }
     }
     done(null, value);
