@@ -7,7 +7,7 @@ import { newAjv } from './core/http/validation.js';
 import type { TSchema } from 'typebox';
 import { loadConfig, type Config } from './core/config.js';
 import { migrate } from './core/db/migrate.js';
-import { isPostmasterOf, startEmbeddedPostgres } from './core/db/embedded.js';
+import { runningPostmaster, startEmbeddedPostgres } from './core/db/embedded.js';
 import { startPlatform } from './core/platform.js';
 import { AppError } from './core/errors.js';
 import type { ServiceContext } from './core/context.js';
@@ -203,16 +203,11 @@ At least one of them is required.
  * starting a second postmaster (whose start-up would stop the running one as a stale leftover).
  */
 function runningEmbeddedUrl(config: Config): string | null {
-  const pidFile = path.join(config.dataDir, 'pg', 'postmaster.pid');
   const pwFile = path.join(config.dataDir, 'pg-password');
-  if (!existsSync(pidFile) || !existsSync(pwFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!(pid > 0) || !(port > 0)) return null;
-  try { process.kill(pid, 0); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EPERM') return null; }
-  // A stale pid file whose number now belongs to another program (another PostgreSQL too): not our running server.
-  if (!isPostmasterOf(pid, path.join(config.dataDir, 'pg'))) return null;
+  // A stale pid file whose number now belongs to another program (another PostgreSQL too) is not a running server.
+  const running = runningPostmaster(path.join(config.dataDir, 'pg'));
+  if (!running || !(running.port > 0) || !existsSync(pwFile)) return null;
+  const port = running.port;
   const password = readFileSync(pwFile, 'utf8').trim();
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 }

@@ -1,4 +1,5 @@
 import type { Sql } from '../../core/db/database.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 export interface OrgRow {
   id: string; name: string; slug: string; plan_tier: string; subscription_status: string; features: string[];
@@ -50,8 +51,8 @@ export const accountsRepo = {
    * Serializes changes to an organization's owners (demotions, removals): each checks that another owner remains,
    * and two owners acting on each other at once would both see the other and leave none.
    */
-  lockOwners: (sql: Sql, orgId: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('org-owners:' || $1::text, 0))`, [orgId]),
-  lockSlug: (sql: Sql, slug: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('org-slug:' || $1, 0))`, [slug]),
+  lockOwners: (sql: Sql, orgId: string) => lockNamed(sql, `org-owners:${orgId}`),
+  lockSlug: (sql: Sql, slug: string) => lockNamed(sql, `org-slug:${slug}`),
   orgById: (sql: Sql, id: string) => sql.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE o.id = $1 AND o.deleted_at IS NULL`, [id]),
   orgsOfUser: (sql: Sql, userId: string) =>
     sql.query<OrgRow>(`SELECT ${ORG_COLS}, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id

@@ -8,6 +8,7 @@ import { ALL_SCOPES } from '../../core/auth/permissions.js';
 import { accountsRepo } from './accounts.repo.js';
 import { createOrganizationRow } from './organizations.service.js';
 import { insertApiKey } from './api-keys.service.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 const ROOT_KEY_LIFETIME_MS = 364 * 86_400_000; // within the one-year limit of every key
 
@@ -22,7 +23,7 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
     throw new AppError('VALIDATION_ERROR', 'ROOT_API_KEY is malformed: expected svc_live_<8 alphanumerics>_<32 or 64 hex/base64url chars>');
   }
   return db.systemTx(async (sql) => {
-    await sql.query(`SELECT pg_advisory_xact_lock(727273)`);
+    await lockNamed(sql, 'root-setup');
     let root = await sql.one<{ id: string }>(`SELECT id FROM organizations WHERE is_root`);
     let createdOrg = false;
     let adminId: string;

@@ -1,4 +1,5 @@
 import type { Sql } from '../../core/db/database.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 export interface MemberRow { user_id: string; role: string; email: string; name: string; created_at: string }
 export interface CategoryRow { category_id: string; project_id: string; parent_id: string | null; name: string; description: string | null; color: string | null; created_at: string; updated_at: string }
@@ -57,7 +58,7 @@ export const partsRepo = {
     (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM project_phases WHERE org_id = $1 AND project_id = $2`, [orgId, projectId]))!.n,
   /** Serializes "after the last phase" per project, so phases created at once get distinct places. */
   lockPhaseOrder: (sql: Sql, orgId: string, projectId: string) =>
-    sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('phases:' || $1::text || ':' || $2::text, 0))`, [orgId, projectId]),
+    lockNamed(sql, `phases:${orgId}:${projectId}`),
 
   /** sort_order defaults to one past the last phase. */
   insertPhase: (sql: Sql, ph: { orgId: string; id: string; projectId: string; name: string; description: string | null; sortOrder: number | null }) =>

@@ -1,5 +1,6 @@
 import type { Sql } from '../../core/db/database.js';
 import type { Project, ProjectStatusFilter } from './projects.schemas.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 export const PROJECT_COLS = `p.id, p.org_id, p.name, p.slug, p.description, p.prefix, p.visibility, p.category_id, p.owner_scope,
   p.is_active, p.created_by_user_id, p.created_at, p.updated_at, p.archived_at, p.deleted_at, p.settings`;
@@ -52,7 +53,7 @@ export const projectsRepo = {
     !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND slug = $2 AND id IS DISTINCT FROM $3`, [orgId, slug, exceptId])),
 
   /** Serializes project creation and unarchiving per organization, so the plan limit holds under concurrency. */
-  lockOrgProjects: (sql: Sql, orgId: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('projects:' || $1::text, 0))`, [orgId]),
+  lockOrgProjects: (sql: Sql, orgId: string) => lockNamed(sql, `projects:${orgId}`),
 
   countActive: async (sql: Sql, orgId: string) =>
     (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM projects WHERE org_id = $1 AND is_active`, [orgId]))!.n,

@@ -1,6 +1,7 @@
 import type { Sql } from '../../core/db/database.js';
 import { AUDIT_COLUMNS } from '../../core/audit.js';
 import type { ActivityRow, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow } from './tasks.schemas.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 /** Statuses a project sees: its own rows, plus the organization's rows whose key it does not override. */
 const EFFECTIVE_STATUSES = `SELECT s.id, s.key, s.name, s.sort_order, s.is_done, s.project_id FROM task_statuses s
@@ -170,7 +171,7 @@ export const tasksRepo = {
       ) SELECT 1 FROM up WHERE id = $3 LIMIT 1`, [orgId, start, target])),
 
   /** Serializes dependency and parent changes per organization so two concurrent edits cannot close a cycle. */
-  lockGraph: (sql: Sql, orgId: string) => sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended('task-graph:' || $1::text, 0))`, [orgId]),
+  lockGraph: (sql: Sql, orgId: string) => lockNamed(sql, `task-graph:${orgId}`),
 
   /** Inserts the task, its dependencies and its first activity rows in one statement. */
   insert: (sql: Sql, t: { orgId: string; id: string; projectId: string; specId: string | null; parentTaskId: string | null; title: string; description: string | null;

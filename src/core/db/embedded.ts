@@ -130,6 +130,19 @@ function inUse(root: string, detail: string): Error {
 }
 
 /**
+ * The PostgreSQL server running on `pgData` now, from its `postmaster.pid` (pid on line 1, port on line 4): only a
+ * live process whose command line names this directory (isPostmasterOf), else null (no file, or a stale one).
+ */
+export function runningPostmaster(pgData: string): { pid: number; port: number } | null {
+  let lines: string[];
+  try { lines = readFileSync(path.join(pgData, 'postmaster.pid'), 'utf8').split('\n'); } catch { return null; }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!(pid > 0) || !processAlive(pid) || !isPostmasterOf(pid, pgData)) return null;
+  return { pid, port };
+}
+
+/**
  * A crash of our process can leave PostgreSQL running or a stale postmaster.pid; recover from both. A server that
  * another running platform process owns is not stale: refuse to start rather than stop it under that process.
  * A pid that is alive but is not PostgreSQL on this directory (pid reused after a reboot, another cluster) is left
@@ -138,8 +151,9 @@ function inUse(root: string, detail: string): Error {
 async function recoverStale(pgData: string, log: (m: string) => void): Promise<void> {
   const pidFile = path.join(pgData, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (pid > 0 && processAlive(pid) && isPostmasterOf(pid, pgData)) {
+  const running = runningPostmaster(pgData);
+  if (running) {
+    const { pid } = running;
     const owner = ownerOf(pid);
     if (owner !== null) throw inUse(path.dirname(pgData), `its embedded PostgreSQL (pid ${pid}) belongs to a running platform process (pid ${owner})`);
     log(`embedded PostgreSQL: stopping a server left running by an earlier process (pid ${pid})`);

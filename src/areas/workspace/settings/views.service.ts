@@ -5,6 +5,7 @@ import { uuidv7 } from '../../../core/ids.js';
 import { assertBoundedJson } from '../common.js';
 import { MAX_VIEWS_PER_USER, VIEW_FILTER_BOUNDS, type CreateViewInput } from './settings.schemas.js';
 import { nonBlankText } from '../../../core/text.js';
+import { lockNamed } from '../../../core/db/locks.js';
 
 const COLS = 'id, name, resource, filters, sort, columns, is_default, created_at, updated_at';
 interface ViewRow { id: string; name: string; resource: string; filters: Record<string, unknown>; sort: Record<string, unknown> | null; columns: string[] | null; is_default: boolean; created_at: string; updated_at: string }
@@ -28,7 +29,7 @@ export async function createView(ctx: ServiceContext, input: CreateViewInput) {
   if (input.sort) assertBoundedJson('sort', input.sort, VIEW_FILTER_BOUNDS);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     // Serializes creations of one user, so the limit holds under concurrent requests.
-    await sql.exec(`SELECT pg_advisory_xact_lock(hashtextextended($1, 20))`, [`${p.orgId}:${p.userId}:views`]);
+    await lockNamed(sql, `views:${p.orgId}:${p.userId}`);
     const n = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM saved_views WHERE org_id = $1 AND user_id = $2`, [p.orgId, p.userId]))!.n;
     if (n >= MAX_VIEWS_PER_USER) {
       throw new AppError('CONFLICT', `You already have ${MAX_VIEWS_PER_USER} saved views; delete one first`, { code: 'VIEW_LIMIT_REACHED', limit: MAX_VIEWS_PER_USER });
