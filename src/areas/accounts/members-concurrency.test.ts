@@ -1,6 +1,9 @@
 /** Membership changes that race each other: the invariants hold whatever the order the requests run in. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, bearer, type TestApp, type Tenant } from '../../../test/helpers.js';
+import type { ServiceContext } from '../../core/context.js';
+import { removeMember, updateMemberRole } from './organizations.service.js';
+import { createApiKey } from './api-keys.service.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -29,7 +32,8 @@ describe('the last owner under concurrent requests', () => {
       const c = await memberOf(a, 'owner');
       const [x, y] = await Promise.all([req('DELETE', `${MEMBERS}/${c.userId}`, a.auth), req('DELETE', `${MEMBERS}/${a.userId}`, c.auth)]);
       expect([x.statusCode, y.statusCode].filter((s) => s === 200)).toHaveLength(1);
-      expect([x.statusCode, y.statusCode].find((s) => s !== 200)).toBe(401); // the loser's membership ended first
+      const loser = [x, y].find((r) => r.statusCode !== 200)!;
+      expect([loser.statusCode, loser.json().error.code]).toEqual([401, 'AUTH_TOKEN_INVALID']); // its membership ended first
       expect(await owners(a.orgId)).toBe(1);
     }
   });
@@ -70,5 +74,25 @@ describe('API keys created while their creator is removed', () => {
         expect((await req('GET', '/v1/projects', bearer(r.json().data.key))).statusCode).toBe(401);
       }
     }
+  });
+});
+
+describe('a caller whose membership changed after its credential was read (a request in flight)', () => {
+  it('is refused inside the transaction: 409 CONFLICT when its role changed, 401 AUTH_TOKEN_INVALID when it was removed', async () => {
+    const a = await newTenant(t.app);
+    const c = await memberOf(a, 'owner');
+    const principal = await t.platform.credentials.resolve(c.token);
+    const ctx: ServiceContext = { platform: t.platform, principal, requestId: 'stale-principal', ip: null };
+    // Committed by another request between this one's credential check and its transaction (no cache invalidation).
+    await t.platform.db.sys.exec(`UPDATE memberships SET role = 'member' WHERE org_id = $1 AND user_id = $2`, [a.orgId, c.userId]);
+    await expect(removeMember(ctx, a.userId)).rejects.toMatchObject({ code: 'CONFLICT', status: 409, details: { reason: 'CONCURRENT_CHANGE' } });
+    await expect(updateMemberRole(ctx, a.userId, 'member')).rejects.toMatchObject({ code: 'CONFLICT', status: 409 });
+    await t.platform.db.sys.exec(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [a.orgId, c.userId]);
+    await expect(removeMember(ctx, a.userId)).rejects.toMatchObject({ code: 'AUTH_TOKEN_INVALID', status: 401 });
+    await expect(createApiKey(ctx, { name: 'k', scopes: ['projects:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() }))
+      .rejects.toMatchObject({ code: 'AUTH_TOKEN_INVALID', status: 401 });
+    expect(await owners(a.orgId)).toBe(1);
+    const keys = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1 AND created_by_user_id = $2`, [a.orgId, c.userId]);
+    expect(keys!.n).toBe(0);
   });
 });
