@@ -106,9 +106,21 @@ function authenticate(kinds: string[]) {
   };
 }
 
+/**
+ * At shutdown every open socket (collaboration and sheets) gets a close frame with 1001 "going away" (RFC 6455 7.4.1),
+ * which clients such as y-websocket treat as "reconnect", instead of the plugin's default close frame without a code.
+ * Closing the WebSocket server also refuses upgrades that arrive meanwhile (503). The rooms save their state in the
+ * onClose hook below, after this.
+ */
+function closeGoingAway(this: FastifyInstance, done: () => void): void {
+  for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down');
+  this.websocketServer.close();
+  done();
+}
+
 /** Collaboration over the y-websocket protocol (spec 4.5): documents at /v1/collaboration/ws, decks at /v1/yjs/ws. */
 export default async function collaborationTransport(app: FastifyInstance) {
-  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 }, preClose: closeGoingAway });
   carryGuardHeadersIntoUpgrades(app);
   const rooms = new RoomRegistry(app.platform);
   const watch = new CredentialWatch(app.platform);

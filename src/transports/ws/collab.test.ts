@@ -241,6 +241,25 @@ describe('collaboration', () => {
     c1.provider.destroy();
   });
 
+  it('a server shutting down closes open sockets with 1001 (going away)', async () => {
+    const other = await buildTestApp();
+    try {
+      const server = await listen(other);
+      const who = await newTenant(other.app);
+      const id = (await other.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Closing' } })).json().data.id as string;
+      const tk = (await other.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: who.auth })).json().data.ticket as string;
+      const c1 = connect(server, id, { ticket: tk });
+      await until(() => c1.provider.synced);
+      const closed = new Promise<number>((r) => c1.provider.ws!.addEventListener('close', (ev) => r((ev as unknown as { code: number }).code)));
+      c1.provider.shouldConnect = false;
+      await other.app.close();
+      expect(await closed).toBe(1001);
+      c1.provider.destroy();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('state survives a restart', async () => {
     const id = await newDoc(a);
     const c1 = connect(base, id, { ticket: await ticket(a) });
