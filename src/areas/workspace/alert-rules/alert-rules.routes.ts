@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { Envelope, ListEnvelope, ok, okList } from '../../../core/http/envelope.js';
+import { Envelope, ErrorEnvelope, ListEnvelope, ok, okList } from '../../../core/http/envelope.js';
 import { OffsetQuery } from '../../../core/pagination.js';
 import * as S from './alert-rules.schemas.js';
 import * as svc from './alert-rules.service.js';
@@ -31,8 +31,9 @@ export default async function alertRuleRoutes(app: FastifyInstance) {
     reservedRoutes.addContentTypeParser('*', (_req, payload, done) => { payload.resume(); payload.on('end', () => done(null, undefined)); payload.on('error', done); });
     const reserved = (verb: string) => ({
       config: { fixture: 'alert_rule' },
-      schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED whatever the body`, params: Type.Object({ alertRuleId: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: { 200: Type.Object({ success: Type.Literal(true), data: S.AlertRuleOut }, { description: 'Reserved for a future version; this version answers 501 NOT_IMPLEMENTED' }) } },
+      schema: { summary: `${verb} an alert rule: reserved, answers 501 NOT_IMPLEMENTED whatever the id and body`,
+        params: Type.Object({ alertRuleId: Type.String({ description: 'Any id, a UUID or not: the answer is 501 whatever it is' }) }),
+        response: { 501: { ...ErrorEnvelope, description: 'Always (spec 4.6): reserved for a future version' } } },
     });
     reservedRoutes.put('/v1/alert-rules/:alertRuleId', reserved('Update'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
     reservedRoutes.delete('/v1/alert-rules/:alertRuleId', reserved('Delete'), async (req) => svc.reservedRuleOperation(req.ctx, (req.params as { alertRuleId: string }).alertRuleId));
