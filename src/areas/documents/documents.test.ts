@@ -128,6 +128,20 @@ describe('document library', () => {
     expect((await get(b, '/v1/documents?search=kubernetes')).json().data.items).toEqual([]);
   });
 
+  it('search finds text the parser keeps whole: hyphenated numbers, e-mail addresses, versions; quotes and operators are text', async () => {
+    const c = await newTenant(t.app);
+    const marker = `marker-${Date.now()}`;
+    const a = (await post(c, { title: 'Title-77 report', content: `Some text with ${marker} inside. Ticket ABC-123, mail ada@example.com, release v1.2.3.` })).json().data;
+    const other = (await post(c, { title: "Ada's notes", content: 'It\'s "quoted" \\ text with marker and 123.' })).json().data;
+    for (const d of [a, other]) await indexed(c, d.id);
+    const ids = async (q: string) => (await get(c, `/v1/documents?search=${encodeURIComponent(q)}`)).json().data.items.map((d: { id: string }) => d.id);
+    for (const q of [marker, marker.slice(0, -4), 'ABC-123', 'abc-123', 'ada@example.com', 'v1.2.3', 'Title-77', `text ${marker}`]) {
+      expect(await ids(q), q).toEqual([a.id]);
+    }
+    expect(await ids("Ada's notes")).toEqual([other.id]);
+    for (const q of ["it's 'quoted", 'a\\b & c | !d <-> e:*', "''", '\\']) expect((await get(c, `/v1/documents?search=${encodeURIComponent(q)}`)).statusCode, q).toBe(200);
+  });
+
   it('search pages, sorts and counts the matches, with the list filters applied', async () => {
     const c = await newTenant(t.app);
     const folder = (await post(c, { title: 'Folder' })).json().data;

@@ -14,12 +14,15 @@ export function searchLanguage(tag: unknown): string {
 }
 
 /**
- * Search text to a to_tsquery expression: words (letters and digits of any script) joined by AND,
- * the last one a prefix (`:*`) so partial titles match while the user types. Operators in the text are
- * not interpreted. null when the text has no word.
+ * Search text to a to_tsquery expression: each whitespace-separated chunk that has a letter or digit (of any script)
+ * becomes one quoted term, all joined by AND, the last one a prefix (`:*`) so partial titles match while the user
+ * types. Quoting hands each chunk to the same parser that built the documents' vectors, so text the parser keeps
+ * whole matches too: `marker-1795` (indexed as `marker` then `-1795`), `ada@example.com`, `v1.2.3`. Operators in
+ * the text are not interpreted. null when the text has no word.
  */
 export function toPrefixTsquery(text: string): string | null {
-  const words = (text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 32);
-  if (words.length === 0) return null;
-  return words.map((w, i) => (i === words.length - 1 ? `${w}:*` : w)).join(' & ');
+  const chunks = text.normalize('NFKC').split(/\s+/u).filter((c) => /[\p{L}\p{N}]/u.test(c)).slice(0, 32);
+  if (chunks.length === 0) return null;
+  const quoted = chunks.map((c) => `'${c.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`);
+  return quoted.map((q, i) => (i === quoted.length - 1 ? `${q}:*` : q)).join(' & ');
 }
