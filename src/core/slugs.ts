@@ -1,9 +1,16 @@
+import { Type } from 'typebox';
 import { AppError } from './errors.js';
 import { isUuid } from './ids.js';
 
 /** Spec 2.2: lowercase alphanumeric with single internal hyphens. */
 export const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const SLUG_MAX = 100;
+
+/**
+ * A slug in a request body. The rules are checked by assertSlug, not by the schema, so that every broken rule (length
+ * included) is the same VALIDATION_ERROR naming INVALID_FORMAT or RESERVED_SLUG; the description says them.
+ */
+export const SlugInput = Type.String({ description: `1-${SLUG_MAX} lowercase letters or digits with single internal hyphens; not UUID-shaped, not reserved` });
 
 /** Words that would collide with routes, subdomains or platform names. */
 export const RESERVED_SLUGS = new Set([

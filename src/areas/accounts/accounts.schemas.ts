@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ALL_FEATURES, SUBSCRIPTION_STATUSES } from '../../core/config.js';
 import { PLAN_TIERS } from '../../core/pricing.js';
+import { SlugInput } from '../../core/slugs.js';
 import { ROLES } from '../../core/auth/permissions.js';
 
 const strict = { additionalProperties: false } as const;
@@ -55,7 +56,7 @@ export const MeOut = Type.Object({
 
 export const CreateOrgBody = Type.Object({
   name: Name(),
-  slug: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  slug: Type.Optional(SlugInput),
 }, strict);
 export const UpdateOrgBody = Type.Object({
   name: Type.Optional(Name()),

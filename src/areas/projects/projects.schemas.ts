@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { OffsetQuery } from '../../core/pagination.js';
+import { SlugInput } from '../../core/slugs.js';
 
 const strict = { additionalProperties: false } as const;
 export const Uuid = Type.String({ format: 'uuid' });
@@ -34,20 +35,17 @@ export const ProjectOut = Type.Object({
 export type Project = Static<typeof ProjectOut>;
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });
-// Length and format are checked by assertSlug, so every bad slug (empty and over-long ones too) is a
-// VALIDATION_ERROR whose message names INVALID_FORMAT or RESERVED_SLUG (spec 4.4, part 7).
-const Slug = Type.String({ description: '1-100 lowercase letters or digits with single internal hyphens; not UUID-shaped, not reserved' });
 const Description = Type.String({ maxLength: 4096 });
 const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private'), Type.Literal('internal')]);
 
 export const CreateProjectBody = Type.Object({
-  name: Name, slug: Type.Optional(Slug), description: Type.Optional(Type.Union([Description, Type.Null()])),
+  name: Name, slug: Type.Optional(SlugInput), description: Type.Optional(Type.Union([Description, Type.Null()])),
   visibility: Type.Optional(Visibility), settings: Type.Optional(Settings),
 }, strict);
 export type CreateProjectInput = Static<typeof CreateProjectBody>;
 
 export const UpdateProjectBody = Type.Object({
-  name: Type.Optional(Name), slug: Type.Optional(Slug), description: Type.Optional(Type.Union([Description, Type.Null()])),
+  name: Type.Optional(Name), slug: Type.Optional(SlugInput), description: Type.Optional(Type.Union([Description, Type.Null()])),
   visibility: Type.Optional(Visibility), is_active: Type.Optional(Type.Boolean()), settings: Type.Optional(Settings),
 }, { ...strict, minProperties: 1 });
 export type UpdateProjectInput = Static<typeof UpdateProjectBody>;
