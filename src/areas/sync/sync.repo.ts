@@ -20,7 +20,7 @@ const HIDDEN: Record<SyncType, string[]> = {
  * The barrier: waits for this organization's in-flight synced writes (each holds the same advisory lock in
  * shared mode until it commits; this takes it exclusively), then reads the highest change number and the
  * clock. Every change at or below `bound` is committed and visible; every later change gets a higher number
- * and a later time. Runs in its own transaction (the lock ends with it).
+ * and a later time. Runs in a transaction; the lock is held until it ends (the service reads the first page under it).
  */
 export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number; nowMs: number }> {
   await sql.query(`SELECT app_sync_lock($1)`, [orgId]);

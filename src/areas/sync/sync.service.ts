@@ -1,4 +1,5 @@
 import type { ServiceContext } from '../../core/context.js';
+import type { Sql } from '../../core/db/database.js';
 import { actor } from '../../core/context.js';
 import { AppError } from '../../core/errors.js';
 import { checkNeeds } from '../../core/http/guard.js';
@@ -55,18 +56,27 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
   }
   checkNeeds(NEEDS[type], p);
   const limit = Math.min(input.limit ?? SYNC_PAGE_MAX, SYNC_PAGE_MAX);
+  const pageAt = (sql: Sql, c: Cursor) => repo.changes(sql, p.orgId, type, { after: c.a, bound: c.b, sinceMs: c.s, limit: limit + 1 });
   let cur: Cursor;
+  let rows: repo.ChangeRow[];
   if (input.cursor) {
     cur = decodeCursor<Cursor>(input.cursor, ['r', 'b', 'a', 't', 's']);
     if (cur.r !== type || (input.since !== undefined && input.since !== cur.s)) {
       throw new AppError('INVALID_PARAMETER', 'The cursor belongs to another resource type or since', { field: 'cursor' });
     }
+    rows = await ctx.platform.db.tenant(p.orgId, (sql) => pageAt(sql, cur));
   } else {
-    const b = await ctx.platform.db.tenantTx(p.orgId, (sql) => repo.barrier(sql, p.orgId));
-    const after = input.since === undefined ? 0 : Math.min(b.bound, await ctx.platform.db.tenant(p.orgId, (sql) => repo.startAfter(sql, p.orgId, type, input.since!)));
-    cur = { r: type, b: b.bound, a: after, t: b.nowMs, s: input.since ?? null };
+    // The first page is read while the barrier's lock is still held, so no synced write of the organization commits
+    // between the bound and the page: a record changed before the pull and rewritten while it runs (the documents'
+    // indexing job does that right after a write) is in this page with its current state. Read after the lock, its
+    // change number could already have moved past the bound, deferring it to the next pull. Writers wait for one page.
+    ({ cur, rows } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+      const b = await repo.barrier(sql, p.orgId);
+      const after = input.since === undefined ? 0 : Math.min(b.bound, await repo.startAfter(sql, p.orgId, type, input.since));
+      const first: Cursor = { r: type, b: b.bound, a: after, t: b.nowMs, s: input.since ?? null };
+      return { cur: first, rows: await pageAt(sql, first) };
+    }));
   }
-  const rows = await ctx.platform.db.tenant(p.orgId, (sql) => repo.changes(sql, p.orgId, type, { after: cur.a, bound: cur.b, sinceMs: cur.s, limit: limit + 1 }));
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const items: Record<string, unknown>[] = [];

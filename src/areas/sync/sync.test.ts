@@ -286,6 +286,19 @@ describe('GET /v1/sync/{resourceType}', () => {
     }
   });
 
+  it('a pull includes every change committed before it, even one rewritten while the pull runs', async () => {
+    const c = await newTenant(t.app);
+    const misses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const since = Date.now() - 1;
+      const id = (await req(c, 'POST', '/v1/entities', { name: `W${i}`, entity_type: 'w' })).json().data.id as string;
+      // The record is rewritten while the pull runs (as the documents' indexing job does right after a write).
+      const [pulled] = await Promise.all([req(c, 'GET', `/v1/sync/entities?since=${since}`), req(c, 'PUT', `/v1/entities/${id}`, { name: `W${i} again` })]);
+      if (!pulled.json().data.items.some((x: { id: string }) => x.id === id)) misses.push(i);
+    }
+    expect(misses).toEqual([]);
+  });
+
   it('a record written again between two pages of a pull is not repeated in that pull; the next pull brings it', async () => {
     const c = await newTenant(t.app);
     const ids: string[] = [];
