@@ -14,7 +14,7 @@ function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | 
   // No credential, or one that failed: per address. Not per presented token: a caller making up a new token for
   // every request would get a fresh budget each time and never be limited.
   if (rl.key === 'ip' || !principal) return `ip:${req.ip}`;
-  if (rl.key === 'user') return `u:${principal.userId}:${principal.orgId}`;
+  if (rl.key === 'user') return `u:${principal.userId}`; // one budget per user, whichever organization or credential
   return principal.apiKeyId ? `k:${principal.apiKeyId}` : `s:${principal.sessionId}`;
 }
 
@@ -35,7 +35,8 @@ function applyRateLimit(platform: Platform, req: FastifyRequest, reply: FastifyR
   };
   let result: RateLimitHit | Promise<RateLimitHit>;
   try {
-    const route = routeUrl === null ? '(no route)' : `${req.method} ${routeUrl}`;
+    // HEAD answers what GET would (same handler, same lookups), so it spends the GET's budget, not one of its own.
+    const route = routeUrl === null ? '(no route)' : `${req.method === 'HEAD' ? 'GET' : req.method} ${routeUrl}`;
     result = platform.rateLimitStore.hit(`${route}|${rateKey(req, needs, principal)}`, windowMs);
   } catch (err) { return unavailable(err); }
   if (typeof (result as Promise<RateLimitHit>).then === 'function') return (result as Promise<RateLimitHit>).then((r) => limitReached(reply, r, max, windowMs), unavailable);

@@ -64,9 +64,14 @@ describe('slug availability', () => {
     expect(r.headers['cache-control']).toBe('private, max-age=0, must-revalidate');
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
     expect(r.headers['x-ratelimit-limit']).toBe('60');
-    // The budget is the user's: an API key of the same user shares it; another user does not.
+    // The budget is the user's: an API key of the same user shares it, so does HEAD (which would otherwise tell the
+    // answer by its Content-Length), and so does the same user signed in to another organization; another user does not.
     const k = await a.apiKey(['projects:read']);
     errorOf(await check(bearer(k), 'org', 'x'), 429, 'RATE_LIMIT_EXCEEDED');
+    expect((await t.app.inject({ method: 'HEAD', url: '/v1/slugs/availability?kind=org&slug=x', headers: a.auth })).statusCode).toBe(429);
+    const other = (await t.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: { name: 'Second org' } })).json().data;
+    const switched = (await t.app.inject({ method: 'POST', url: '/v1/auth/switch-organization', headers: a.auth, payload: { organization_id: other.id } })).json().data;
+    errorOf(await check(bearer(switched.access_token), 'org', 'x'), 429, 'RATE_LIMIT_EXCEEDED');
     const b = await newTenant(t.app);
     expect((await check(b.auth, 'org', 'x')).statusCode).toBe(200);
   });
