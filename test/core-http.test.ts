@@ -198,6 +198,13 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
+  it('a route with a Vary of its own keeps Origin in it (bootstrap: Origin and Authorization)', async () => {
+    const res = await t.app.inject({ url: '/v1/bootstrap', headers: { ...a.auth, origin: 'https://app.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(String(res.headers.vary).split(/,\s*/).sort()).toEqual(['Authorization', 'Origin']);
+    expect(String((await t.app.inject({ url: '/v1/bootstrap', headers: a.auth })).headers.vary).split(/,\s*/).sort()).toEqual(['Authorization', 'Origin']);
+  });
+
   it('another origin gets no Access-Control-Allow-Origin', async () => {
     const res = await t.app.inject({ url: '/v1/me', headers: { ...a.auth, origin: 'https://evil.example' } });
     expect(res.headers['access-control-allow-origin']).toBeUndefined();

@@ -25,7 +25,10 @@ export default async function bootstrapRoutes(app: FastifyInstance) {
     },
   }, async (req, reply) => {
     const { data, etag } = await bootstrap(req.ctx);
-    reply.header('ETag', etag).header('Cache-Control', BOOTSTRAP_CACHE_CONTROL).header('Vary', 'Authorization');
+    // Added to the Vary the CORS hook may have set (Origin), not in its place: a cached answer for one allowed origin
+    // must not be reused for another.
+    const vary = reply.getHeader('Vary');
+    reply.header('ETag', etag).header('Cache-Control', BOOTSTRAP_CACHE_CONTROL).header('Vary', vary ? `${String(vary)}, Authorization` : 'Authorization');
     if (etagMatches(req.headers['if-none-match'], etag)) return reply.code(304).send();
     return ok(data);
   });
