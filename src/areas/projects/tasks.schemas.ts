@@ -41,7 +41,12 @@ export type TaskRow = Static<typeof TaskOut>;
 const Title = Type.String({ minLength: 1, maxLength: 500 });
 const Description = Type.Union([Type.String({ maxLength: 100_000 }), Type.Null()]);
 const DependsOn = Type.Array(Uuid, { maxItems: 100, uniqueItems: true });
-const DueDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+/** A date-time, or a date alone (`2027-03-01`), which means midnight UTC of that day; null clears. */
+const DueDate = Type.Union([
+  Type.String({ format: 'date-time' }),
+  Type.String({ format: 'date', pattern: '^(?!0000)[0-9]{4}-', description: 'a date alone: midnight UTC of that day' }),
+  Type.Null(),
+]);
 
 export const CreateTaskBody = Type.Object({
   title: Title,

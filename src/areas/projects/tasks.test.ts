@@ -207,6 +207,18 @@ describe('PUT /v1/tasks/{taskId}', () => {
     expect(times).toEqual([...times].sort((u, v) => u - v));
   });
 
+  it('due_date takes a date-time or a date alone (midnight UTC); a bad date is VALIDATION_ERROR naming due_date', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id, { title: 'Dated', due_date: '2030-05-06' });
+    expect((await task(id)).due_date).toBe('2030-05-06T00:00:00.000Z');
+    expect((await req('PUT', `/v1/tasks/${id}`, { due_date: '2031-01-02' })).statusCode).toBe(200);
+    expect((await task(id)).due_date).toBe('2031-01-02T00:00:00.000Z');
+    for (const due_date of ['2031-13-01', '2031-02-30', '0000-01-01', '31-01-02', '2031-01-02T25:00:00Z']) {
+      expect(errorOf(await req('PUT', `/v1/tasks/${id}`, { due_date }), 400, 'VALIDATION_ERROR').message, due_date).toContain('due_date');
+    }
+    expect((await task(id)).due_date).toBe('2031-01-02T00:00:00.000Z');
+  });
+
   it('undefined status key and empty body are VALIDATION_ERROR', async () => {
     const p = await createProject(t.app, a);
     const id = await createTask(t.app, a, p.id);
