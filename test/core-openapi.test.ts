@@ -12,7 +12,7 @@ type Doc = {
     operationId?: string; summary?: string; security?: unknown[];
     parameters?: Array<{ name: string; in: string; required?: boolean; schema?: unknown }>;
     requestBody?: { content?: Record<string, { schema?: unknown }> };
-    responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+    responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
   }>>;
   components?: { securitySchemes?: Record<string, unknown> };
 };
@@ -99,13 +99,33 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/v1/openapi.json']?.get?.security).toEqual([]);
   });
 
-  it('every operation describes a success (2XX) response', () => {
-    const without = t.app.routeList.filter((r) => {
-      const op = doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()];
-      return op && !Object.keys(op.responses ?? {}).some((c) => /^2(\d\d|XX)$/.test(c));
-    }).map((r) => `${r.method} ${r.url}`);
-    // A route that answers 204 declares it, e.g. `response: { 204: Type.Null() }`.
-    expect(without).toEqual([]);
+  it('every operation describes a success (2XX) response, or 501 for the operations the spec reserves', () => {
+    const declared = (r: { url: string; method: string }) => Object.keys(doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()]?.responses ?? {});
+    const without = t.app.routeList.filter((r) => doc.paths[oasPath(r.url)]?.[r.method.toLowerCase()] && !declared(r).some((c) => /^2(\d\d|XX)$/.test(c)))
+      .map((r) => `${r.method} ${r.url}`);
+    // A route that answers 204 declares it, e.g. `response: { 204: Type.Null() }`. Spec 4.6 reserves alert rule
+    // update and delete: they always answer 501, which is what they declare.
+    expect(without).toEqual(['PUT /v1/alert-rules/:alertRuleId', 'DELETE /v1/alert-rules/:alertRuleId']);
+    for (const method of ['PUT', 'DELETE']) expect(declared({ method, url: '/v1/alert-rules/:alertRuleId' })).toContain('501');
+  });
+
+  it('every answer documents the request id and the rate-limit headers; errors Retry-After; routes their own headers', () => {
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, res] of Object.entries(op.responses ?? {})) {
+          const names = Object.keys(res.headers ?? {});
+          expect(names, `${method} ${p} ${status}`).toEqual(expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
+          if (/^[45]/.test(status)) expect(names, `${method} ${p} ${status}`).toContain('Retry-After');
+        }
+      }
+    }
+    const okHeaders = (p: string, method: string) => Object.keys(doc.paths[p][method].responses?.['200']?.headers ?? {});
+    expect(okHeaders('/v1/bootstrap', 'get')).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Vary']));
+    expect(okHeaders('/v1/slugs/availability', 'get')).toContain('Cache-Control');
+    expect(okHeaders('/v1/sheet/{documentId}/export', 'get')).toEqual(expect.arrayContaining(['Content-Disposition', 'Cache-Control']));
+    expect(okHeaders('/v1/documents/{id}/file', 'get')).toEqual(expect.arrayContaining(['Content-Disposition', 'Cache-Control']));
+    expect(okHeaders('/v1/mcp', 'post')).toContain('MCP-Session-Id');
+    expect(Object.keys(doc.paths['/v1/mcp'].post.responses?.['200']?.content ?? {}).sort()).toEqual(['application/json', 'text/event-stream']);
   });
 
   it('passes `redocly lint` (recommended rules; warnings allowed, errors not)', async () => {

@@ -23,7 +23,8 @@ export default async function fileRoutes(app: FastifyInstance) {
   });
 
   app.get('/v1/documents/:id/file', {
-    config: { auth: 'public', bearerInHandler: true, rateLimit: { key: 'ip' }, fixture: 'document_file' },
+    config: { auth: 'public', bearerInHandler: true, rateLimit: { key: 'ip' }, fixture: 'document_file',
+      responseHeaders: { 'Content-Disposition': 'inline; filename="<title>.pdf"', 'Cache-Control': 'private, no-store' } },
     schema: {
       summary: 'Download the PDF: bearer credential, or the signed query org/exp/sig (then the bearer header is ignored)',
       params: S.IdParams, querystring: S.FileQuery,

@@ -27,7 +27,7 @@ export default async function platformArea(app: FastifyInstance) {
     limits: Type.Object({ max_projects: Type.Union([Type.Integer(), Type.Null()]), max_members: Type.Union([Type.Integer(), Type.Null()]), credits_monthly: Type.Union([Type.Integer(), Type.Null()]) }),
     features: Type.Array(Type.String()),
   });
-  app.get('/v1/pricing', { config: { auth: 'public' }, schema: { summary: 'Public plan tiers with their limits and features', response: { 200: Envelope(Type.Object({ currency: Type.String(), tiers: Type.Array(Tier) })) } } },
+  app.get('/v1/pricing', { config: { auth: 'public', responseHeaders: { 'Cache-Control': 'public, max-age=300' } }, schema: { summary: 'Public plan tiers with their limits and features', response: { 200: Envelope(Type.Object({ currency: Type.String(), tiers: Type.Array(Tier) })) } } },
     async (_req, reply) => { reply.header('Cache-Control', 'public, max-age=300'); return ok({ currency: 'usd', tiers: planTiers() }); });
 
   await app.register(publicPlatformRoutes);

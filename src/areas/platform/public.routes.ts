@@ -18,7 +18,7 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
   // configured here, so no container token is ever signed and the set is empty. The envelope keys ride along;
   // JWKS readers ignore members they do not know (RFC 7517 section 5).
   app.get('/v1/containers/.well-known/jwks.json', {
-    config: pub,
+    config: { ...pub, responseHeaders: { 'Cache-Control': 'public, max-age=300' } },
     schema: { summary: 'Public keys of container connect and data tokens (EdDSA)', response: { 200: Type.Object({
       keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 1 }),
       success: Type.Literal(true), data: Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) }),

@@ -54,6 +54,32 @@ export function registerRouteDefaults(app: FastifyInstance): void {
   });
 }
 
+type Header = { type: string; description: string };
+const integerHeader = (description: string): Header => ({ type: 'integer', description });
+
+/** What every answer carries (part 8: the rate-limit headers on every response; the request id for support). */
+const EVERY_ANSWER: Record<string, Header> = {
+  'X-Request-Id': { type: 'string', description: 'This request\'s id, also in the server\'s log lines and in 5xx error details' },
+  'X-RateLimit-Limit': integerHeader('Requests allowed per window for this credential (or address) and route'),
+  'X-RateLimit-Remaining': integerHeader('Requests left in the current window'),
+  'X-RateLimit-Reset': integerHeader('When the window ends, in Unix seconds'),
+};
+const RETRY_AFTER: Record<string, Header> = { 'Retry-After': integerHeader('Seconds to wait before retrying: on 429 and 503') };
+
+/**
+ * The route's responses with the headers they carry (for the document only; the route's own schemas are not touched):
+ * every answer the EVERY_ANSWER headers, error answers Retry-After, success answers the route's `responseHeaders`.
+ */
+function withResponseHeaders(response: Record<string, unknown> | undefined, routeHeaders: Record<string, string> | undefined): Record<string, unknown> | undefined {
+  if (!response) return response;
+  const own = Object.fromEntries(Object.entries(routeHeaders ?? {}).map(([name, description]) => [name, { type: 'string', description }]));
+  return Object.fromEntries(Object.entries(response).map(([status, body]) => {
+    const error = /^[45]/.test(status);
+    const headers = { ...EVERY_ANSWER, ...(error ? RETRY_AFTER : own) };
+    return [status, { ...(body as object), headers }];
+  }));
+}
+
 /** OpenAPI 3.1 at GET /v1/openapi.json and an interactive reference at /docs. */
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -75,6 +101,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       const needs = (route.config ?? {}) as RouteNeeds;
       const s = { ...(schema as Record<string, unknown>) };
       s.security = needs.auth !== 'public' ? [{ bearerAuth: [] }] : needs.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
+      s.response = withResponseHeaders(s.response as Record<string, unknown> | undefined, needs.responseHeaders);
       // A raw (non-JSON) body has no schema to validate; the document still names its media types.
       if (!s.body && needs.accepts?.some((t) => t !== 'application/json')) {
         s.body = { type: 'string', format: 'binary' };

@@ -47,6 +47,11 @@ export interface RouteNeeds {
    * JSON-RPC errors inside HTTP 200 (spec 4.2, part 7), so the route-wide strict-body checks do not apply.
    */
   protocol?: 'jsonrpc';
+  /**
+   * Headers the route's success answers carry beyond those of every answer (header name -> what it says), for the
+   * OpenAPI document only; the handler sets them.
+   */
+  responseHeaders?: Record<string, string>;
   /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */
   fixture?: string;
 }

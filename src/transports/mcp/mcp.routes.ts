@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import sjson from 'secure-json-parse';
 import { AppError } from '../../core/errors.js';
+import { ErrorEnvelope } from '../../core/http/envelope.js';
 import { jsonBodyText, jsonDepthExceeds, tooDeep } from '../../core/http/json-parser.js';
 import { bearerToken } from '../../core/http/guard.js';
 import { RPC, classify, rpcError, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.js';
@@ -52,6 +53,15 @@ function send(reply: FastifyReply, status: number, body: unknown, mode: ReplyMod
  */
 const transportError = (reply: FastifyReply, status: number, code: number, message: string, id: JsonRpcId = null) =>
   send(reply, status, rpcError(id, code, message));
+
+/** A transport refusal's body, for the OpenAPI document: a JSON-RPC error response, not the REST envelope. */
+const TransportErrorBody = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Union([Type.String(), Type.Integer(), Type.Null()], { description: "The request's id when the message was read, else null" }),
+  error: Type.Object({ code: Type.Integer({ description: '-32000 transport error, -32001 session not found' }), message: Type.String() }),
+});
+/** Statuses the transport answers with a JSON-RPC error body; others (401, 403, 413, 415, 429, 503) use the envelope. */
+const transportRefusal = (description: string) => Type.Union([TransportErrorBody, ErrorEnvelope], { description });
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
@@ -135,7 +145,7 @@ export default async function mcpTransport(app: FastifyInstance) {
   app.post(MCP_PATH, {
     // Tools take what the REST routes take, document content included (up to 10 MiB of UTF-8, escaped in JSON).
     bodyLimit: DOCUMENT_BODY_LIMIT,
-    config: mcpConfig,
+    config: { ...mcpConfig, responseHeaders: { 'MCP-Session-Id': 'The session: set by initialize, echoed on requests that name one' } },
     schema: {
       summary: 'MCP JSON-RPC 2.0 endpoint (Streamable HTTP, protocol 2025-11-25)',
       description: 'One JSON-RPC message per POST: initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read; notifications get 202. JSON-RPC errors are answered inside HTTP 200. See docs/mcp.md.',
@@ -145,8 +155,14 @@ export default async function mcpTransport(app: FastifyInstance) {
       }),
       body: Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification' }),
       response: {
-        200: Type.Unknown({ description: 'JSON-RPC response (application/json, or one text/event-stream event when only SSE is accepted)' }),
+        200: {
+          description: 'The JSON-RPC response, results and JSON-RPC errors alike: application/json, or one text/event-stream event (`event: message`) when the client accepts only SSE',
+          content: { 'application/json': { schema: Type.Unknown() }, 'text/event-stream': { schema: Type.String() } },
+        },
         202: Type.Null({ description: 'Notification or response accepted; no body' }),
+        400: transportRefusal('Unsupported or mismatched MCP-Protocol-Version (JSON-RPC error -32000)'),
+        404: transportRefusal('Unknown or ended MCP-Session-Id (JSON-RPC error -32001): send initialize again'),
+        406: transportRefusal('The client accepts neither application/json nor text/event-stream (JSON-RPC error -32000)'),
       },
     },
   }, async (req, reply) => {
@@ -204,7 +220,11 @@ export default async function mcpTransport(app: FastifyInstance) {
     schema: {
       summary: 'End an MCP session',
       headers: Type.Object({ 'mcp-session-id': Type.Optional(Type.String()) }),
-      response: { 204: Type.Null({ description: 'Session ended' }) },
+      response: {
+        204: Type.Null({ description: 'Session ended' }),
+        400: transportRefusal('No MCP-Session-Id header (JSON-RPC error -32000)'),
+        404: transportRefusal('Unknown or already ended session (JSON-RPC error -32001)'),
+      },
     },
   }, async (req, reply) => {
     const sessionId = header(req, 'mcp-session-id');

@@ -18,6 +18,7 @@ const BootstrapOut = Type.Object({
 
 export default async function bootstrapRoutes(app: FastifyInstance) {
   app.get('/v1/bootstrap', {
+    config: { responseHeaders: { ETag: 'Weak ETag of the four slices; send it back in If-None-Match', 'Cache-Control': BOOTSTRAP_CACHE_CONTROL, Vary: 'Origin, Authorization' } },
     schema: {
       summary: 'First-paint slices: user, organizations, projects, settings (weak ETag; 304 on If-None-Match)',
       headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ maxLength: 2048 })) }),

@@ -17,7 +17,7 @@ const Out = Type.Object({
 
 export default async function slugRoutes(app: FastifyInstance) {
   app.get('/v1/slugs/availability', {
-    config: { scope: 'projects:read', rateLimit: { max: 60, key: 'user' } },
+    config: { scope: 'projects:read', rateLimit: { max: 60, key: 'user' }, responseHeaders: { 'Cache-Control': 'private, max-age=0, must-revalidate (errors too)' } },
     schema: { summary: 'Whether a slug is free for an organization, project or package (60 per minute per user)', querystring: Query, response: { 200: Envelope(Out) } },
     // Spec 4.6 names the header for the endpoint: every answer carries it, errors (400, 403, 429) included.
     onSend: (_req, reply, payload, done) => { reply.header('Cache-Control', CACHE_CONTROL); done(null, payload); },
