@@ -99,6 +99,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
           if (embedded) await embedded.stop();
           return;
         }
+        await platform.events.settled(); // their writes (notifications, deliveries, jobs) land before the pools close
         await platform.jobs.stop();
         await platform.credentials.settled();
         rateLimitStore.close();

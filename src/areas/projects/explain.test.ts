@@ -40,16 +40,19 @@ beforeAll(async () => {
   await sys.exec(`INSERT INTO users (id, email, name) SELECT app_uuidv7(), 'explain-pm-' || g || '-' || md5(random()::text) || '@example.test', 'PM ' || g
     FROM generate_series(1, 300) g`);
   const users = `(SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE email LIKE 'explain-pm-%')`;
+  // Only this file's organizations: the test database is shared with the other test files running meanwhile, whose
+  // tenants must not gain rows (the route-wide safety tests count them).
+  const ours = `(p.org_id = $1 OR p.org_id IN (SELECT id FROM organizations WHERE name LIKE 'Explain %'))`;
   await sys.exec(`INSERT INTO project_members (org_id, project_id, user_id, role)
     SELECT p.org_id, p.id, u.id, 'member' FROM projects p JOIN ${users} u ON u.n <= CASE WHEN p.org_id = $1 THEN 300 ELSE 2 END
-    ON CONFLICT DO NOTHING`, [c.orgId]);
+    WHERE ${ours} ON CONFLICT DO NOTHING`, [c.orgId]);
   for (const [table, cols, vals] of [
     ['project_categories', 'name', `'C' || g`],
     ['project_phases', 'name, sort_order', `'Ph' || g, g`],
     ['specs', 'title', `'S' || g`],
   ] as const) {
     await sys.exec(`INSERT INTO ${table} (org_id, id, project_id, ${cols})
-      SELECT p.org_id, app_uuidv7(), p.id, ${vals} FROM projects p, generate_series(1, 300) g WHERE g <= CASE WHEN p.org_id = $1 THEN 300 ELSE 2 END`, [c.orgId]);
+      SELECT p.org_id, app_uuidv7(), p.id, ${vals} FROM projects p, generate_series(1, 300) g WHERE ${ours} AND g <= CASE WHEN p.org_id = $1 THEN 300 ELSE 2 END`, [c.orgId]);
   }
   taskId = (await sys.one<{ id: string }>(`SELECT id FROM tasks WHERE org_id = $1 AND project_id = $2 ORDER BY id LIMIT 1`, [c.orgId, projectId]))!.id;
   // Two activity rows for each task of the organization, 300 for the tested task.
