@@ -24,10 +24,14 @@ export function encodeCursor(key: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-export function decodeCursor<T extends Record<string, unknown>>(cursor: string, fields: (keyof T)[]): T {
+/**
+ * The key of a cursor this endpoint issued. `valid` checks the values (types, ranges): a cursor is the client's input,
+ * and an altered one must be INVALID_PARAMETER, not a database error when its values reach a statement.
+ */
+export function decodeCursor<T extends Record<string, unknown>>(cursor: string, fields: (keyof T)[], valid: (key: T) => boolean = () => true): T {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (!v || typeof v !== 'object' || fields.some((f) => !(f in v))) throw new Error('shape');
+    if (!v || typeof v !== 'object' || fields.some((f) => !(f in v)) || !valid(v as T)) throw new Error('shape');
     return v as T;
   } catch {
     throw new AppError('INVALID_PARAMETER', 'Query parameter "cursor" is not a cursor this endpoint issued', { field: 'cursor' });

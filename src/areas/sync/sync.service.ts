@@ -20,6 +20,8 @@ const NEEDS: Record<repo.SyncType, { scope: string; permission: string }> = {
 };
 
 interface Cursor extends Record<string, unknown> { r: string; b: number; a: number; t: number; s: number | null }
+const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+const validCursor = (c: Cursor) => typeof c.r === 'string' && isCount(c.b) && isCount(c.a) && isCount(c.t) && (c.s === null || isCount(c.s));
 
 /** Timestamps inside to_jsonb come as "…+00:00"; clients get RFC 3339 UTC like everywhere else. */
 function normalize(data: Record<string, unknown>): Record<string, unknown> {
@@ -60,7 +62,7 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
   let cur: Cursor;
   let rows: repo.ChangeRow[];
   if (input.cursor) {
-    cur = decodeCursor<Cursor>(input.cursor, ['r', 'b', 'a', 't', 's']);
+    cur = decodeCursor<Cursor>(input.cursor, ['r', 'b', 'a', 't', 's'], validCursor);
     if (cur.r !== type || (input.since !== undefined && input.since !== cur.s)) {
       throw new AppError('INVALID_PARAMETER', 'The cursor belongs to another resource type or since', { field: 'cursor' });
     }

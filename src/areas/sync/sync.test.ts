@@ -123,6 +123,12 @@ describe('GET /v1/sync/{resourceType}', () => {
     errorOf(await req(c, 'GET', '/v1/sync/entities?cursor=nonsense'), 400, 'INVALID_PARAMETER');
     const page = (await req(c, 'GET', '/v1/sync/entities?limit=1')).json().data;
     errorOf(await req(c, 'GET', `/v1/sync/documents?cursor=${page.next_cursor}`), 400, 'INVALID_PARAMETER');
+    // An altered cursor of the right shape: its values are checked before they reach a statement.
+    const issued = JSON.parse(Buffer.from(page.next_cursor, 'base64url').toString());
+    for (const altered of [{ a: 'x' }, { b: 1e300 }, { a: -1 }, { t: 1.5 }, { s: '0' }, { b: null }]) {
+      const forged = Buffer.from(JSON.stringify({ ...issued, ...altered })).toString('base64url');
+      errorOf(await req(c, 'GET', `/v1/sync/entities?cursor=${forged}`), 400, 'INVALID_PARAMETER');
+    }
     const ro = await c.apiKey(['documents:read']);
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/sync/entities', headers: { authorization: `Bearer ${ro}` } }), 403, 'FORBIDDEN');
     expect((await t.app.inject({ method: 'GET', url: '/v1/sync/documents', headers: { authorization: `Bearer ${ro}` } })).statusCode).toBe(200);
