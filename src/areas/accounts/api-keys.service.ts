@@ -1,6 +1,7 @@
 import { AppError, notFound } from '../../core/errors.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import type { Sql } from '../../core/db/database.js';
+import type { Principal } from '../../core/auth/principal.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
 import { generateApiKey } from '../../core/auth/api-key-format.js';
@@ -52,6 +53,11 @@ export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): v
     const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
     if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
   }
+  // Nor one that outlives it: a short-lived key must not be able to make itself permanent.
+  if (p.kind === 'api_key' && p.keyExpiresAt && Date.parse(input.expires_at) > Date.parse(p.keyExpiresAt)) {
+    throw new AppError('FORBIDDEN', `An API key cannot create a key that outlives it: "expires_at" must be at most ${p.keyExpiresAt}, when this key expires`,
+      { field: 'expires_at', max: p.keyExpiresAt });
+  }
 }
 
 /**
@@ -94,11 +100,27 @@ export async function listApiKeys(ctx: ServiceContext, page: { limit: number; of
   });
 }
 
+/**
+ * Another member's key, revoked by a key manager, follows the role rules of membership changes: an owner's key only by
+ * an owner, a super-admin's key only by a super-admin (an admin of the root organization must not lock the platform's
+ * administrators out; only the CLI could let them back in).
+ */
+async function assertMayRevokeKeyOf(sql: Sql, p: Principal, creatorId: string): Promise<void> {
+  const creator = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, creatorId]);
+  if (creator?.role === 'super_admin' && p.role !== 'super_admin') {
+    throw new AppError('PERMISSION_DENIED', 'Only a super-admin can revoke a super-admin\'s API key', { permission: 'platform.admin' });
+  }
+  if (creator?.role === 'owner' && p.role !== 'owner' && p.role !== 'super_admin') {
+    throw new AppError('PERMISSION_DENIED', 'Only an owner can revoke an owner\'s API key', { permission: 'org.transfer' });
+  }
+}
+
 export async function revokeApiKey(ctx: ServiceContext, id: string) {
   const p = actor(ctx);
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const key = await sql.one<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE org_id = $1 AND id = $2 FOR UPDATE`, [p.orgId, id]);
     if (!key || (key.created_by_user_id !== p.userId && !p.permissions.has('org.manage_api_keys'))) throw notFound('API key');
+    if (key.created_by_user_id !== p.userId) await assertMayRevokeKeyOf(sql, p, key.created_by_user_id);
     const revoked = await sql.one<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLS}`, [p.orgId, id]);
     if (!key.revoked_at) await audit(sql, ctx, { action: 'api_key.revoked', targetType: 'api_key', targetId: id });
     return revoked!;

@@ -84,9 +84,18 @@ describe('POST /v1/api-keys', () => {
     const k = await a.apiKey(['settings:write', 'projects:read', 'mcp:*']);
     const err = errorOf(await createKey(bearer(k), { scopes: ['projects:write', 'documents:read'] }), 403, 'FORBIDDEN');
     expect(err.details).toEqual({ scopes: ['projects:write', 'documents:read'] });
-    const weaker = await createKey(bearer(k), { scopes: ['projects:read', 'settings:read', 'mcp:secrets.read'] });
+    const weaker = await createKey(bearer(k), { scopes: ['projects:read', 'settings:read', 'mcp:secrets.read'], expires_at: inDays(0.5) });
     expect(weaker.statusCode).toBe(201);
     expect(weaker.json().data.created_by_user_id).toBe(a.userId);
+  });
+
+  it('a key cannot create a key that outlives it (403 FORBIDDEN naming the latest expiry); a session can', async () => {
+    const a = await newTenant(t.app);
+    const short = (await createKey(a.auth, { scopes: ['settings:write', 'projects:read'], expires_at: inDays(1) })).json().data;
+    const err = errorOf(await createKey(bearer(short.key), { scopes: ['projects:read'], expires_at: inDays(365) }), 403, 'FORBIDDEN');
+    expect(err.details).toEqual({ field: 'expires_at', max: new Date(short.expires_at).toISOString() });
+    expect((await createKey(bearer(short.key), { scopes: ['projects:read'], expires_at: new Date(Date.parse(short.expires_at) - 60_000).toISOString() })).statusCode).toBe(201);
+    expect((await createKey(a.auth, { scopes: ['projects:read'], expires_at: inDays(365) })).statusCode).toBe(201);
   });
 
   it("a key's power is its creator's role intersected with its scopes", async () => {
@@ -155,9 +164,25 @@ describe('DELETE /v1/api-keys/{id}', () => {
     errorOf(await req('DELETE', '/v1/api-keys/0190a000-0000-7000-8000-000000000000', a.auth), 404, 'NOT_FOUND');
     errorOf(await req('DELETE', '/v1/api-keys/123', a.auth), 400, 'INVALID_ID_FORMAT');
     const admin = await memberOf(a, 'admin');
-    expect((await req('DELETE', `/v1/api-keys/${aKeyId}`, admin)).statusCode).toBe(200);
+    const memberKeyId = await keyIdOf((await createKey(member, { scopes: ['projects:read'] })).json().data.key);
+    expect((await req('DELETE', `/v1/api-keys/${memberKeyId}`, admin)).statusCode).toBe(200);
     const bAfter = await t.platform.db.sys.one<{ revoked_at: string | null }>(`SELECT revoked_at FROM api_keys WHERE id = $1`, [bKeyId]);
     expect(bAfter!.revoked_at).toBeNull();
+  });
+
+  it("an owner's key is revoked only by an owner, a super-admin's only by a super-admin (as with their roles)", async () => {
+    const a = await newTenant(t.app);
+    const ownerKey = await a.apiKey();
+    const admin = await memberOf(a, 'admin');
+    const adminKeyId = await keyIdOf((await createKey(admin, { scopes: ['projects:read'] })).json().data.key);
+    expect(errorOf(await req('DELETE', `/v1/api-keys/${await keyIdOf(ownerKey)}`, admin), 403, 'PERMISSION_DENIED').message).toContain('owner');
+    expect((await me(bearer(ownerKey))).statusCode).toBe(200);
+    expect((await req('DELETE', `/v1/api-keys/${adminKeyId}`, a.auth)).statusCode).toBe(200);
+    // The root organization: its admin cannot revoke the root key (the super-admin's); only the CLI could undo that.
+    const rootOrgId = (await me(bearer(t.rootKey))).json().data.organization.id as string;
+    const rootAdmin = await memberOf({ auth: bearer(t.rootKey), orgId: rootOrgId } as Tenant, 'admin');
+    expect(errorOf(await req('DELETE', `/v1/api-keys/${await keyIdOf(t.rootKey)}`, rootAdmin), 403, 'PERMISSION_DENIED').message).toContain('super-admin');
+    expect((await me(bearer(t.rootKey))).statusCode).toBe(200);
   });
 });
 
@@ -202,7 +227,7 @@ describe('API key credentials', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.headers.deprecation).toBeDefined();
     // a legacy key may mint any scope its role allows
-    expect((await createKey(bearer(key), { scopes: ['documents:write'] })).statusCode).toBe(201);
+    expect((await createKey(bearer(key), { scopes: ['documents:write'], expires_at: inDays(7) })).statusCode).toBe(201);
     const scoped = await me(bearer(await a.apiKey(['projects:read'])));
     expect(scoped.headers.deprecation).toBeUndefined();
   });

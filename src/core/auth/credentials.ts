@@ -153,7 +153,7 @@ export class CredentialResolver {
       principal: {
         kind: 'api_key', userId: row.user_id, email: row.email, name: row.user_name, orgId: row.org_id, org: orgOf(row),
         role: row.role, permissions: ROLE_PERMISSIONS[row.role], scopes: row.scopes, legacyKey: row.scopes === null,
-        apiKeyId: row.key_id,
+        apiKeyId: row.key_id, keyExpiresAt: new Date(row.expires_at).toISOString(),
       },
       tokenExp: Math.floor(Date.parse(row.expires_at) / 1000),
       expiredMessage: KEY_EXPIRED,

@@ -25,6 +25,8 @@ export interface Principal {
   scopes: readonly string[] | null;
   legacyKey: boolean;
   apiKeyId?: string;
+  /** API keys: when the key expires (a key cannot create a key that outlives it). */
+  keyExpiresAt?: string;
   sessionId?: string;
   mfaAt?: string | null;
   tokenVersion?: number;
