@@ -7,7 +7,7 @@ import * as orgs from './organizations.service.js';
 
 export default async function organizationRoutes(app: FastifyInstance) {
   // A list: spec 2.1 gives every list success a `pagination` object (limit/offset like the other offset lists).
-  app.get('/v1/organizations', { schema: { summary: "The caller's organizations", querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.OrganizationOut)) } } },
+  app.get('/v1/organizations', { config: { scope: 'settings:read' }, schema: { summary: "The caller's organizations (an API key: its own, with settings:read, as for /current)", querystring: Type.Object(OffsetQuery(50, 100)), response: { 200: ListEnvelope(Type.Array(S.OrganizationOut)) } } },
     async (req) => {
       const q = req.query as { limit: number; offset: number };
       const page = await orgs.listMyOrganizations(req.ctx, q);

@@ -36,6 +36,8 @@ describe('GET /v1/organizations', () => {
     // an API key sees only its own organization
     const viaKey = (await req('GET', '/v1/organizations', bearer(await a.apiKey()))).json().data;
     expect(viaKey.map((o: { id: string }) => o.id)).toEqual([a.orgId]);
+    // ... and only with settings:read, as for /current (the organization's settings are in the answer)
+    errorOf(await req('GET', '/v1/organizations', bearer(await a.apiKey(['documents:read']))), 403, 'FORBIDDEN');
     errorOf(await req('GET', '/v1/organizations', {}), 401, 'AUTH_REQUIRED');
   });
 });

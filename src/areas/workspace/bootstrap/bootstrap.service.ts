@@ -43,10 +43,11 @@ export async function bootstrap(ctx: ServiceContext) {
           SELECT id, name, slug, description, prefix, visibility, updated_at FROM projects
            WHERE org_id = $1 AND is_active ORDER BY id DESC LIMIT $4) x) END AS projects`,
       [p.orgId, p.userId, withProjects, BOOTSTRAP_PROJECTS_LIMIT])),
-    // Memberships of other organizations are outside this tenant's policy: read the caller's own as owner.
+    // Memberships of other organizations are outside this tenant's policy: read the caller's own as owner. An API key
+    // is bound to its organization and sees only that one (as on GET /v1/organizations).
     db.sys.query<OrgItem>(`SELECT o.id, o.name, o.slug, m.role, o.plan_tier, (o.id = $2) AS is_current
       FROM memberships m JOIN organizations o ON o.id = m.org_id
-      WHERE m.user_id = $1 AND o.deleted_at IS NULL ORDER BY m.created_at, o.id`, [p.userId, p.orgId]),
+      WHERE m.user_id = $1 AND o.deleted_at IS NULL AND (NOT $3 OR o.id = $2) ORDER BY m.created_at, o.id`, [p.userId, p.orgId, p.kind === 'api_key']),
   ]);
   const docs = slices?.docs ?? {};
   const pers = docs.personalization;

@@ -121,6 +121,9 @@ describe('GET /v1/bootstrap', () => {
     const orgs = (await get(m.auth)).json().data.organizations;
     expect(orgs.map((o: { id: string }) => o.id).sort()).toEqual([a.orgId, m.home.orgId].sort());
     expect(orgs.find((o: { id: string }) => o.id === a.orgId).is_current).toBe(true);
+    // The member's API key is bound to the organization it was made in, and sees only that one.
+    const key = (await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: m.auth, payload: { name: 'k', scopes: ['settings:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() } })).json().data.key;
+    expect((await get(bearer(key))).json().data.organizations.map((o: { id: string }) => o.id)).toEqual([a.orgId]);
   });
 
   it('401 without a credential', async () => {
