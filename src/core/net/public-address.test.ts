@@ -5,7 +5,8 @@ describe('isPublicAddress', () => {
   it('is false for loopback, private, link-local, CGNAT, multicast, reserved and documentation ranges', () => {
     for (const ip of ['127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
       '0.0.0.0', '224.0.0.1', '255.255.255.255', '192.0.2.10', '198.18.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1',
-      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '2001:db8::1']) {
+      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '2001:db8::1',
+      '::7f00:1', '::127.0.0.1', '::8.8.8.8', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '0:0:0:0:0:ffff:7f00:1', '::FFFF:A9FE:A9FE']) {
       expect(isPublicAddress(ip), ip).toBe(false);
     }
   });

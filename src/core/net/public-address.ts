@@ -14,7 +14,10 @@ for (const [net, prefix] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) SPECIAL.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  // ::/96 holds :: and ::1 and the deprecated IPv4-compatible addresses (::a.b.c.d, ::7f00:1): never public.
+  // ::ffff:0:0:0/96 is IPv4-translated (::ffff:0:a.b.c.d). IPv4-mapped ones (::ffff:a.b.c.d, ::ffff:7f00:1) are
+  // checked by BlockList against the IPv4 rules above.
+  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
   ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) SPECIAL.addSubnet(net, prefix, 'ipv6');
 
@@ -23,14 +26,6 @@ export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return !SPECIAL.check(address, 'ipv4');
   if (family !== 6) return false;
-  // An IPv4-mapped or IPv4-compatible IPv6 address reaches the IPv4 address it embeds.
-  const mapped = /^(?:::ffff:|::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isPublicAddress(mapped[1]);
-  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (hexMapped) {
-    const [hi, lo] = [parseInt(hexMapped[1], 16), parseInt(hexMapped[2], 16)];
-    return isPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-  }
   return !SPECIAL.check(address, 'ipv6');
 }
 
