@@ -30,3 +30,18 @@ describe('EventBus', () => {
     await bus.settled(); // nothing running: resolves at once
   });
 });
+
+describe('shutdown', () => {
+  it('waits for running event handlers before the pools close, so their writes land', async () => {
+    const { buildTestApp } = await import('../../test/helpers.js');
+    const t = await buildTestApp();
+    let outcome = 'not run';
+    t.platform.events.subscribe(async () => {
+      await later(200); // still running when the shutdown starts
+      try { await t.platform.db.sys.query('SELECT 1'); outcome = 'written'; } catch (err) { outcome = `failed: ${(err as Error).message}`; }
+    });
+    t.platform.events.publish(event('c.late'));
+    await t.close();
+    expect(outcome).toBe('written');
+  });
+});
