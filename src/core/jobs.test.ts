@@ -82,6 +82,27 @@ describe('durable jobs', () => {
     expect((await jobRow(a.orgId, kind))!.status).toBe('done');
   });
 
+  it('a slow job holds only its own slot: a job enqueued meanwhile runs beside it; stop() waits only its grace', async () => {
+    const a = await newTenant(t.app);
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    let releaseSlow!: () => void;
+    const slowDone = new Promise<void>((r) => { releaseSlow = r; });
+    const fastRan = new Promise<number>((r) => runner.register('test.fast', async () => r(Date.now())));
+    runner.register('test.slow', () => slowDone);
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.slow' }));
+    runner.start();
+    await new Promise((r) => setTimeout(r, 150)); // the slow job is running
+    expect((await jobRow(a.orgId, 'test.slow'))!.status).toBe('running');
+    const enqueuedAt = Date.now();
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.fast' }));
+    runner.poke();
+    expect(await fastRan - enqueuedAt).toBeLessThan(1_000);
+    const stopping = Date.now();
+    await runner.stop(300); // the slow job is still running: stop returns after its grace
+    expect(Date.now() - stopping).toBeLessThan(2_000);
+    releaseSlow();
+  });
+
   it('deduplicates pending jobs with the same key', async () => {
     const a = await newTenant(t.app);
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));

@@ -30,6 +30,8 @@ export async function enqueue(sql: Sql, j: EnqueueInput): Promise<void> {
 const HEARTBEAT_MS = 15_000;
 const STALE_AFTER_MS = 60_000;
 const backoffSeconds = (attempts: number) => Math.min(3600, 2 ** attempts);
+/** How long a stop waits for running jobs (the shutdown's own budget is SHUTDOWN_TIMEOUT_MS for everything). */
+const STOP_GRACE_MS = 5_000;
 
 /**
  * Runs queued jobs on this node. Any number of nodes may run one: claims use SKIP LOCKED, periodic tasks
@@ -42,6 +44,8 @@ export class JobRunner {
   private running = false;
   private stopped = true;
   private inFlight: Promise<void> = Promise.resolve();
+  /** Wakes a round that waits for a free slot, to claim what was enqueued meanwhile (poke, poll). */
+  private wake: (() => void) | null = null;
 
   constructor(private readonly db: Database, private readonly opts: {
     pollMs: number; batch: number; log?: (o: unknown, m: string) => void; heartbeatMs?: number; staleAfterMs?: number;
@@ -67,34 +71,67 @@ export class JobRunner {
 
   /** Ask for a claim round now (after enqueueing on this node). */
   poke(): void {
-    if (this.stopped || this.running || this.handlers.size === 0) return;
+    if (this.running) { this.wake?.(); return; }
+    if (this.stopped || this.handlers.size === 0) return;
     this.running = true;
     this.inFlight = this.drain().then(() => undefined, (err) => this.opts.log?.({ err }, "job runner round failed")).finally(() => { this.running = false; });
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits up to `graceMs` for the jobs running. One still running after that (a peer that does not
+   * answer) is left to its timeout; its claim lapses and it runs again later (at least once), here or on another node.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const t of this.periodic) if (t.timer) clearInterval(t.timer);
-    await this.inFlight;
+    this.wake?.();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); });
+    try { await Promise.race([this.inFlight, grace]); } finally { clearTimeout(timer); }
   }
 
-  /** Claims and runs due jobs until none are left. */
+  /**
+   * Claims and runs due jobs until none are left, up to `batch` at a time. A slot is refilled as soon as its job ends:
+   * one slow job (a mail server that does not answer) holds its own slot, not the whole round, so the other tenants'
+   * jobs keep running beside it.
+   */
   async drain(): Promise<number> {
     let total = 0;
     const draining = this.stopped ? 'once' : 'until-stopped';
     await this.db.sys.exec(`UPDATE jobs SET status = 'pending', locked_at = NULL WHERE status = 'running' AND locked_at < now() - make_interval(secs => $1)`,
       [(this.opts.staleAfterMs ?? STALE_AFTER_MS) / 1000]);
-    for (;;) {
-      if (draining === 'until-stopped' && this.stopped) return total; // never claim what we will not run
-      const jobs = await this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
-        WHERE (org_id, id) IN (SELECT org_id, id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1)
-                               ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-        RETURNING org_id, id, kind, payload, attempts, max_attempts`, [[...this.handlers.keys()], this.opts.batch]);
-      if (jobs.length === 0) return total;
-      await Promise.all(jobs.map((j) => this.runOne(j)));
-      total += jobs.length;
+    const running = new Set<Promise<void>>();
+    try {
+      for (;;) {
+        if (draining === 'until-stopped' && this.stopped) return total; // never claim what we will not run
+        const free = this.opts.batch - running.size;
+        const jobs = free > 0 ? await this.claim(free) : [];
+        for (const job of jobs) {
+          const run: Promise<void> = this.runOne(job).finally(() => { running.delete(run); });
+          running.add(run);
+        }
+        total += jobs.length;
+        if (running.size === 0) return total; // nothing due and nothing running
+        if (jobs.length < free || free === 0) await this.slotOrWake(running); // a free slot, or new work to claim
+      }
+    } finally {
+      await Promise.allSettled([...running]);
     }
+  }
+
+  private slotOrWake(running: Set<Promise<void>>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+      void Promise.race(running).then(resolve);
+    }).finally(() => { this.wake = null; });
+  }
+
+  private claim(limit: number): Promise<Job[]> {
+    return this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
+      WHERE (org_id, id) IN (SELECT org_id, id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1)
+                             ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      RETURNING org_id, id, kind, payload, attempts, max_attempts`, [[...this.handlers.keys()], limit]);
   }
 
   private async runOne(job: Job): Promise<void> {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailer } from './smtp-client.js';
 import { MailNotConfiguredError } from './port.js';
@@ -27,6 +28,21 @@ describe('SMTP adapter', () => {
     sink.failNext = 1;
     await expect(mailer.send({ to: ['x@example.test'], subject: 's', text: 't' })).rejects.toThrow(/451/);
     mailer.close();
+  });
+
+  it('gives up on a server that accepts the connection but never speaks (greeting timeout), instead of waiting minutes', async () => {
+    const silent = net.createServer(() => {}); // accepts, says nothing
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, smtpFrom: 'alerts@example.test' }, { connectionTimeout: 500, greetingTimeout: 300, socketTimeout: 500 });
+      const started = Date.now();
+      await expect(mailer.send({ to: 'a@example.test', subject: 's', text: 't' })).rejects.toThrow(/greeting|timeout/i);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      mailer.close();
+    } finally {
+      silent.close();
+    }
   });
 
   it('is not configured without SMTP_URL and SMTP_FROM, and says so', async () => {
