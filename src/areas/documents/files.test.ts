@@ -133,6 +133,20 @@ describe('document files', () => {
     expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth })).statusCode).toBe(200);
   });
 
+  it('a signed link ends with its organization and pauses while the documents feature is off', async () => {
+    const c = await newTenant(t.app);
+    const id = await newDoc(c);
+    await upload(c, id, PDF);
+    const { url } = (await t.app.inject({ method: 'POST', url: `/v1/documents/${id}/file/signed-url`, headers: c.auth })).json().data;
+    expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+    await t.platform.db.sys.exec(`UPDATE organizations SET features = array_remove(features, 'documents') WHERE id = $1`, [c.orgId]);
+    errorOf(await t.app.inject({ method: 'GET', url }), 403, 'FEATURE_DISABLED');
+    await t.platform.db.sys.exec(`UPDATE organizations SET features = array_append(features, 'documents') WHERE id = $1`, [c.orgId]);
+    expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/admin/organizations/${c.orgId}`, headers: { authorization: `Bearer ${t.rootKey}` } })).statusCode).toBe(200);
+    errorOf(await t.app.inject({ method: 'GET', url }), 404, 'NOT_FOUND');
+  });
+
   it('deleting the document deletes its file: FILE_DELETED for bearer and signed links; other organizations see a plain 404', async () => {
     const id = await newDoc(a);
     await upload(a, id, PDF);
