@@ -13,4 +13,14 @@ describe('nonBlankText', () => {
       expect(err).toMatchObject({ code: 'VALIDATION_ERROR', message: 'name must not be blank', details: { field: 'name', reason: 'BLANK' } });
     }
   });
+
+  it('refuses bidirectional embeddings, overrides and isolates (a name shown as another); keeps right-to-left text and its marks', () => {
+    for (const spoof of ['invoice\u202Efdp.exe', 'a\u202Ab', 'a\u202Db', 'x\u2066y\u2069', 'x\u2067y', 'x\u2068y']) {
+      let err: unknown;
+      try { nonBlankText(spoof, 'title'); } catch (e) { err = e; }
+      expect(err, JSON.stringify(spoof)).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'title', reason: 'BIDI_CONTROL' } });
+    }
+    expect(nonBlankText('\u05E9\u05DC\u05D5\u05DD 2027', 'name')).toBe('\u05E9\u05DC\u05D5\u05DD 2027');
+    expect(nonBlankText('\u0645\u0634\u0631\u0648\u0639\u200F A', 'name')).toBe('\u0645\u0634\u0631\u0648\u0639\u200F A');
+  });
 });

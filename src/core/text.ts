@@ -73,5 +73,14 @@ const INVISIBLE = /[\s\p{Cf}]/gu;
 export function nonBlankText(value: string, field: string): string {
   const trimmed = value.trim();
   if (trimmed.replace(INVISIBLE, '') === '') throw new AppError('VALIDATION_ERROR', `${field} must not be blank`, { field, reason: 'BLANK' });
+  if (BIDI_CONTROL.test(trimmed)) {
+    throw new AppError('VALIDATION_ERROR', `${field} must not contain bidirectional embedding, override or isolate characters (U+202A-U+202E, U+2066-U+2069)`, { field, reason: 'BIDI_CONTROL' });
+  }
   return trimmed;
 }
+
+/**
+ * Bidirectional embeddings, overrides and isolates: they reorder how the text around them is shown, so a name can
+ * display as another ("Trojan Source"). Right-to-left scripts need none of them (the marks U+200E/U+200F stay allowed).
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
