@@ -37,7 +37,7 @@ describe('SMTP adapter', () => {
     try {
       const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, smtpFrom: 'alerts@example.test' }, { connectionTimeout: 500, greetingTimeout: 300, socketTimeout: 500 });
       const started = Date.now();
-      await expect(mailer.send({ to: 'a@example.test', subject: 's', text: 't' })).rejects.toThrow(/greeting|timeout/i);
+      await expect(mailer.send({ to: ['a@example.test'], subject: 's', text: 't' })).rejects.toThrow(/greeting|timeout/i);
       expect(Date.now() - started).toBeLessThan(3_000);
       mailer.close();
     } finally {

@@ -72,6 +72,18 @@ function baseUrl(app: FastifyInstance, req: FastifyRequest): string {
   return (app.platform.config.publicBaseUrl ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
 }
 
+/**
+ * Whether the request's Host can vouch for a same-origin call. With PUBLIC_BASE_URL the origin compared is that
+ * configured one; without it, only a loopback Host: any other Host is whatever name the browser used, and a page of
+ * a rebound name (evil.example resolving to this server) is "same-origin" with itself (DNS rebinding). Browsers at
+ * another address need PUBLIC_BASE_URL or CORS_ORIGINS.
+ */
+function hostIsTrusted(app: FastifyInstance, req: FastifyRequest): boolean {
+  if (app.platform.config.publicBaseUrl) return true;
+  const host = req.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /** A credential that is not JWT-shaped: a Bearer token without three segments, or another scheme (Basic ...). */
 function bearerIsNotJwt(req: FastifyRequest): boolean {
   try {
@@ -135,7 +147,7 @@ export default async function mcpTransport(app: FastifyInstance) {
     const origin = header(req, 'origin');
     if (!origin) return;
     const allowed = app.platform.config.corsOrigins;
-    if (allowed.includes('*') || allowed.includes(origin) || origin === baseUrl(app, req)) return;
+    if (allowed.includes('*') || allowed.includes(origin) || (origin === baseUrl(app, req) && hostIsTrusted(app, req))) return;
     throw new AppError('FORBIDDEN', `Origin "${origin}" is not allowed to call the MCP endpoint`);
   };
 

@@ -220,6 +220,12 @@ describe('lifecycle and sessions', () => {
     for (const method of ['GET', 'DELETE'] as const) {
       expect((await t.app.inject({ method, url: '/v1/mcp', headers: { ...bearer(key), origin: 'https://evil.example' } })).statusCode).toBe(403);
     }
+    // Same origin is trusted only at a loopback Host (no PUBLIC_BASE_URL here): a rebound name (evil.example resolving
+    // to this server) is "same-origin" with itself and is refused; http://localhost:8080 calling itself is not.
+    const rebound = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { origin: 'http://evil.example:8080', host: 'evil.example:8080' } });
+    expect(rebound.statusCode).toBe(403);
+    const local = await post({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { origin: 'http://localhost:8080', host: 'localhost:8080' } });
+    expect(local.statusCode).toBe(200);
     // Without an Origin (a server-side client) nothing changes: no credential is still 401.
     expect((await t.app.inject({ method: 'POST', url: '/v1/mcp', headers: { 'content-type': 'application/json', accept: ACCEPT },
       payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) })).statusCode).toBe(401);
