@@ -126,6 +126,9 @@ describe('GET /v1/openapi.json', () => {
     expect(okHeaders('/v1/documents/{id}/file', 'get')).toEqual(expect.arrayContaining(['Content-Disposition', 'Cache-Control']));
     expect(okHeaders('/v1/mcp', 'post')).toContain('MCP-Session-Id');
     expect(Object.keys(doc.paths['/v1/mcp'].post.responses?.['200']?.content ?? {}).sort()).toEqual(['application/json', 'text/event-stream']);
+    // Checked by the handler after the credential, yet required: the document says so.
+    const exportParams = doc.paths['/v1/sheet/{documentId}/export'].get.parameters ?? [];
+    expect(exportParams.filter((x) => x.in === 'query' && x.required).map((x) => x.name).sort()).toEqual(['format', 'token']);
   });
 
   it('passes `redocly lint` (recommended rules; warnings allowed, errors not)', async () => {

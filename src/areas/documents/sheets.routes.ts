@@ -37,7 +37,7 @@ export default async function sheetRoutes(app: FastifyInstance) {
   }
 
   app.get('/v1/sheet/:documentId/export', {
-    config: { auth: 'public', rateLimit: { key: 'ip' }, fixture: 'sheet',
+    config: { auth: 'public', rateLimit: { key: 'ip' }, fixture: 'sheet', requiredQuery: ['token', 'format'],
       responseHeaders: { 'Content-Disposition': 'attachment; filename="<filename>"; filename*=UTF-8\'\'<filename>', 'Cache-Control': 'no-store' } },
     schema: { summary: 'Export a spreadsheet as xlsx, csv or tsv (session JWT in `token`)', params: ExportParams, querystring: ExportQuery,
       response: { 200: { description: 'The exported sheet', content: Object.fromEntries(Object.values(sheets.EXPORT_MEDIA_TYPES).map((t) => [t, { schema: Type.String({ format: 'binary' }) }])) } } },

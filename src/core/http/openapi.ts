@@ -102,6 +102,10 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       const s = { ...(schema as Record<string, unknown>) };
       s.security = needs.auth !== 'public' ? [{ bearerAuth: [] }] : needs.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
       s.response = withResponseHeaders(s.response as Record<string, unknown> | undefined, needs.responseHeaders);
+      if (needs.requiredQuery && s.querystring) {
+        const q = s.querystring as { required?: string[] };
+        s.querystring = { ...q, required: [...new Set([...(q.required ?? []), ...needs.requiredQuery])] };
+      }
       // A raw (non-JSON) body has no schema to validate; the document still names its media types.
       if (!s.body && needs.accepts?.some((t) => t !== 'application/json')) {
         s.body = { type: 'string', format: 'binary' };

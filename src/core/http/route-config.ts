@@ -52,6 +52,11 @@ export interface RouteNeeds {
    * OpenAPI document only; the handler sets them.
    */
   responseHeaders?: Record<string, string>;
+  /**
+   * Query parameters the OpenAPI document lists as required although the schema leaves them optional, because the
+   * handler checks them itself, after the credential (the answer without one is 401 first, not 400).
+   */
+  requiredQuery?: string[];
   /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */
   fixture?: string;
 }
