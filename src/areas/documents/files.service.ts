@@ -105,8 +105,7 @@ async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string
     if (exp * 1000 <= Date.now()) throw expiredSignature(a.id, exp);
     // The link stands for the organization's own access: it ends with the organization, and pauses while its
     // documents feature is off, as a bearer credential would.
-    const org = await ctx.platform.db.sys.one<{ features: string[]; deleted: boolean }>(
-      `SELECT features, deleted_at IS NOT NULL AS deleted FROM organizations WHERE id = $1`, [a.org]);
+    const org = await repo.organizationState(ctx.platform.db.sys, a.org);
     if (!org || org.deleted) throw new AppError('NOT_FOUND', 'Document not found');
     if (!org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
     return a.org;
