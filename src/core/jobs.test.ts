@@ -103,6 +103,29 @@ describe('durable jobs', () => {
     releaseSlow();
   });
 
+  it('a kind with a concurrency of its own never takes more slots: 10 hanging jobs of it leave room for another tenant\'s job', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    let release!: () => void;
+    const hang = new Promise<void>((r) => { release = r; });
+    let hanging = 0;
+    runner.register('test.hang', async () => { hanging++; await hang; }, { concurrency: 2 });
+    const otherRan = new Promise<void>((r) => runner.register('test.other', async () => r()));
+    for (let i = 0; i < 10; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.hang' }));
+    runner.start();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hanging).toBe(2); // its share, not all five slots
+    await t.platform.db.tenantTx(b.orgId, (sql) => enqueue(sql, { orgId: b.orgId, kind: 'test.other' }));
+    runner.poke();
+    await otherRan;
+    // Two callers stopping (the app's close hook, then the platform's) share one grace.
+    const stopping = Date.now();
+    for (let i = 0; i < 3; i++) await runner.stop(400);
+    expect(Date.now() - stopping).toBeLessThan(1_000);
+    release();
+  });
+
   it('deduplicates pending jobs with the same key', async () => {
     const a = await newTenant(t.app);
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));

@@ -32,6 +32,10 @@ const STALE_AFTER_MS = 60_000;
 const backoffSeconds = (attempts: number) => Math.min(3600, 2 ** attempts);
 /** How long a stop waits for running jobs (the shutdown's own budget is SHUTDOWN_TIMEOUT_MS for everything). */
 const STOP_GRACE_MS = 5_000;
+/** After a slot frees, how long to wait for others before claiming: one claim statement for several finished jobs. */
+const CLAIM_PAUSE_MS = 5;
+/** Most jobs of one delivery kind (e-mail; Slack and in-app) running at once on a node of 20 slots: 12 at most in all. */
+export const DELIVERY_CONCURRENCY = 6;
 
 /**
  * Runs queued jobs on this node. Any number of nodes may run one: claims use SKIP LOCKED, periodic tasks
@@ -46,12 +50,23 @@ export class JobRunner {
   private inFlight: Promise<void> = Promise.resolve();
   /** Wakes a round that waits for a free slot, to claim what was enqueued meanwhile (poke, poll). */
   private wake: (() => void) | null = null;
+  /** Kinds with a concurrency of their own (most running at once on this node), and how many run now. */
+  private limits = new Map<string, number>();
+  private busy = new Map<string, number>();
+  private stopping: Promise<void> | null = null;
 
   constructor(private readonly db: Database, private readonly opts: {
     pollMs: number; batch: number; log?: (o: unknown, m: string) => void; heartbeatMs?: number; staleAfterMs?: number;
   }) {}
 
-  register(kind: string, handler: JobHandler): void { this.handlers.set(kind, handler); }
+  /**
+   * `concurrency`: at most that many jobs of this kind at once on this node. For kinds that wait on outside peers
+   * (deliveries): however many of them hang, the other kinds (indexing, every tenant's) keep the remaining slots.
+   */
+  register(kind: string, handler: JobHandler, opts: { concurrency?: number } = {}): void {
+    this.handlers.set(kind, handler);
+    if (opts.concurrency) this.limits.set(kind, opts.concurrency);
+  }
 
   /** fn runs every `everyMs` on exactly one node at a time (pg advisory lock named by `name`). */
   every(name: string, everyMs: number, fn: () => Promise<void>): void {
@@ -63,6 +78,7 @@ export class JobRunner {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopping = null;
     this.timer = setInterval(() => this.poke(), this.opts.pollMs);
     this.timer.unref();
     for (const t of this.periodic) this.schedulePeriodic(t);
@@ -81,14 +97,18 @@ export class JobRunner {
    * Stops claiming and waits up to `graceMs` for the jobs running. One still running after that (a peer that does not
    * answer) is left to its timeout; its claim lapses and it runs again later (at least once), here or on another node.
    */
-  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    for (const t of this.periodic) if (t.timer) clearInterval(t.timer);
-    this.wake?.();
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); });
-    try { await Promise.race([this.inFlight, grace]); } finally { clearTimeout(timer); }
+  stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    // Called by the app's close hook and by the platform's close: one grace in all, not one per caller.
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      if (this.timer) clearInterval(this.timer);
+      for (const t of this.periodic) if (t.timer) clearInterval(t.timer);
+      this.wake?.();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); });
+      try { await Promise.race([this.inFlight, grace]); } finally { clearTimeout(timer); }
+    })();
+    return this.stopping;
   }
 
   /**
@@ -106,14 +126,21 @@ export class JobRunner {
       for (;;) {
         if (draining === 'until-stopped' && this.stopped) return total; // never claim what we will not run
         const free = this.opts.batch - running.size;
-        const jobs = free > 0 ? await this.claim(free) : [];
+        const jobs = free > 0 ? await this.claimUpTo(free) : [];
         for (const job of jobs) {
-          const run: Promise<void> = this.runOne(job).finally(() => { running.delete(run); });
+          this.busy.set(job.kind, (this.busy.get(job.kind) ?? 0) + 1);
+          const run: Promise<void> = this.runOne(job).finally(() => {
+            running.delete(run);
+            this.busy.set(job.kind, (this.busy.get(job.kind) ?? 1) - 1);
+          });
           running.add(run);
         }
         total += jobs.length;
         if (running.size === 0) return total; // nothing due and nothing running
-        if (jobs.length < free || free === 0) await this.slotOrWake(running); // a free slot, or new work to claim
+        if (jobs.length < free || free === 0) {
+          await this.slotOrWake(running); // a free slot, or new work to claim
+          await new Promise((r) => setTimeout(r, CLAIM_PAUSE_MS)); // let other slots free up: one claim for several
+        }
       }
     } finally {
       await Promise.allSettled([...running]);
@@ -127,11 +154,23 @@ export class JobRunner {
     }).finally(() => { this.wake = null; });
   }
 
-  private claim(limit: number): Promise<Job[]> {
+  /** Due jobs for `free` slots: kinds with a concurrency up to their remaining share first, then any other kind. */
+  private async claimUpTo(free: number): Promise<Job[]> {
+    const out: Job[] = [];
+    for (const [kind, cap] of this.limits) {
+      const n = Math.min(free - out.length, cap - (this.busy.get(kind) ?? 0));
+      if (n > 0) out.push(...await this.claim([kind], n));
+    }
+    const open = [...this.handlers.keys()].filter((k) => !this.limits.has(k));
+    if (free > out.length && open.length) out.push(...await this.claim(open, free - out.length));
+    return out;
+  }
+
+  private claim(kinds: string[], limit: number): Promise<Job[]> {
     return this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
       WHERE (org_id, id) IN (SELECT org_id, id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1)
                              ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-      RETURNING org_id, id, kind, payload, attempts, max_attempts`, [[...this.handlers.keys()], limit]);
+      RETURNING org_id, id, kind, payload, attempts, max_attempts`, [kinds, limit]);
   }
 
   private async runOne(job: Job): Promise<void> {

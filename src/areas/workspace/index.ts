@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../core/context.js';
 import type { PlatformEvent } from '../../core/events.js';
+import { DELIVERY_CONCURRENCY } from '../../core/jobs.js';
 import bootstrapRoutes from './bootstrap/bootstrap.routes.js';
 import settingsRoutes from './settings/settings.routes.js';
 import slugRoutes from './slugs/slugs.routes.js';
@@ -44,8 +45,9 @@ export default async function workspaceArea(app: FastifyInstance) {
   await app.register(notificationRoutes);
   await app.register(alertRuleRoutes);
 
-  platform.jobs.register(DELIVERY_JOB, deliveryHandler(platform));
-  if (workspaceAdapters(platform).mailer.configured) platform.jobs.register(EMAIL_DELIVERY_JOB, deliveryHandler(platform));
+  // Deliveries wait on outside peers (Slack, the SMTP server): capped, so hanging ones never take every slot.
+  platform.jobs.register(DELIVERY_JOB, deliveryHandler(platform), { concurrency: DELIVERY_CONCURRENCY });
+  if (workspaceAdapters(platform).mailer.configured) platform.jobs.register(EMAIL_DELIVERY_JOB, deliveryHandler(platform), { concurrency: DELIVERY_CONCURRENCY });
   platform.jobs.every('workspace.overdue-tasks', OVERDUE_SCAN_MS, async () => { await scanOverdueTasks(platform); });
   enabledRuleTypes(platform.db); // subscribes now, so the listener is live by the first event
   const unsubscribe = platform.events.subscribe((e) => (e.orgId ? handleWorkspaceEvent(platform, e) : undefined));
