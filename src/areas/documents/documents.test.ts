@@ -139,6 +139,11 @@ describe('document library', () => {
       expect(await ids(q), q).toEqual([a.id]);
     }
     expect(await ids("Ada's notes")).toEqual([other.id]);
+    // The same words written apart are found too: "self-driving" finds "self driving", "abc-123" finds "abc 123".
+    const apart = (await post(c, { title: 'Spaced', content: 'Notes on self driving cars, well known issue abc 123.' })).json().data;
+    await indexed(c, apart.id);
+    for (const q of ['self-driving', 'well-known', 'self-driv']) expect(await ids(q), q).toEqual([apart.id]);
+    for (const q of ['abc-123', 'ABC-123']) expect((await ids(q)).sort(), q).toEqual([a.id, apart.id].sort());
     for (const q of ["it's 'quoted", 'a\\b & c | !d <-> e:*', "''", '\\']) expect((await get(c, `/v1/documents?search=${encodeURIComponent(q)}`)).statusCode, q).toBe(200);
   });
 

@@ -14,15 +14,28 @@ export function searchLanguage(tag: unknown): string {
 }
 
 /**
- * Search text to a to_tsquery expression: each whitespace-separated chunk that has a letter or digit (of any script)
- * becomes one quoted term, all joined by AND, the last one a prefix (`:*`) so partial titles match while the user
- * types. Quoting hands each chunk to the same parser that built the documents' vectors, so text the parser keeps
- * whole matches too: `marker-1795` (indexed as `marker` then `-1795`), `ada@example.com`, `v1.2.3`. Operators in
- * the text are not interpreted. null when the text has no word.
+ * Search text to a to_tsquery expression: the whitespace-separated pieces that have a letter or digit (of any script),
+ * joined by AND, the last one a prefix (`:*`) so partial titles match while the user types. A piece of letters and
+ * digits alone is one quoted term. A piece with other characters in it matches either way it can be read: quoted
+ * whole, it goes through the same parser that built the documents' vectors, so text the parser keeps whole is found
+ * as typed (`marker-1795`, indexed as `marker` then `-1795`; `ada@example.com`; `v1.2.3`); split into its words, it
+ * finds the same words written apart (`self-driving` finds "self driving"). Operators in the text are not
+ * interpreted. null when the text has no word.
  */
 export function toPrefixTsquery(text: string): string | null {
-  const chunks = text.normalize('NFKC').split(/\s+/u).filter((c) => /[\p{L}\p{N}]/u.test(c)).slice(0, 32);
-  if (chunks.length === 0) return null;
-  const quoted = chunks.map((c) => `'${c.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`);
-  return quoted.map((q, i) => (i === quoted.length - 1 ? `${q}:*` : q)).join(' & ');
+  const pieces = text.normalize('NFKC').split(/\s+/u).filter((c) => /[\p{L}\p{N}]/u.test(c)).slice(0, 32);
+  if (pieces.length === 0) return null;
+  return pieces.map((piece, i) => readings(piece, i === pieces.length - 1)).join(' & ');
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** One piece as a to_tsquery operand: quoted whole, or (whole | its words AND-ed) when it has other characters. */
+function readings(piece: string, prefix: boolean): string {
+  const star = prefix ? ':*' : '';
+  const words = piece.match(WORD)!;
+  if (words.length === 1 && words[0] === piece) return `${quote(piece)}${star}`;
+  const apart = words.map((w, i) => `${quote(w)}${i === words.length - 1 ? star : ''}`).join(' & ');
+  return `(${quote(piece)}${star} | (${apart}))`;
 }
