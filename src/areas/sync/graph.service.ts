@@ -3,6 +3,7 @@ import { requirePermission } from '../../core/context.js';
 import { conflict, notFound } from '../../core/errors.js';
 import { audit } from '../../core/audit.js';
 import { uuidv7 } from '../../core/ids.js';
+import { nonBlankText } from '../../core/text.js';
 import { isUniqueViolation, type Sql } from '../../core/db/database.js';
 import type { CreateEntityInput, UpdateEntityInput, CreateRelationshipInput, UpdateRelationshipInput } from './sync.schemas.js';
 
@@ -34,11 +35,12 @@ export async function getEntity(ctx: ServiceContext, input: { id: string }) {
 
 export async function createEntity(ctx: ServiceContext, input: CreateEntityInput) {
   const p = requirePermission(ctx, 'project.update');
+  const name = nonBlankText(input.name, 'name');
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await checkProject(sql, p.orgId, input.project_id);
     const row = await sql.one<{ id: string }>(`INSERT INTO entities (org_id, id, project_id, entity_type, name, description, properties, created_by)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${E_COLS}`,
-    [p.orgId, uuidv7(), input.project_id ?? null, input.entity_type, input.name.trim(), input.description ?? null, input.properties ?? {}, p.userId]);
+    [p.orgId, uuidv7(), input.project_id ?? null, input.entity_type, name, input.description ?? null, input.properties ?? {}, p.userId]);
     await audit(sql, ctx, { action: 'entity.created', targetType: 'entity', targetId: row!.id });
     return row!;
   });
@@ -46,13 +48,14 @@ export async function createEntity(ctx: ServiceContext, input: CreateEntityInput
 
 export async function updateEntity(ctx: ServiceContext, input: UpdateEntityInput & { id: string }) {
   const p = requirePermission(ctx, 'project.update');
+  const name = input.name === undefined ? null : nonBlankText(input.name, 'name');
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await checkProject(sql, p.orgId, input.project_id);
     const row = await sql.one(`UPDATE entities SET name = COALESCE($3, name), entity_type = COALESCE($4, entity_type),
         description = CASE WHEN $5 THEN $6 ELSE description END, properties = COALESCE($7, properties),
         project_id = CASE WHEN $8 THEN $9::uuid ELSE project_id END, updated_at = now()
       WHERE org_id = $1 AND id = $2 RETURNING ${E_COLS}`,
-    [p.orgId, input.id, input.name?.trim() ?? null, input.entity_type ?? null, input.description !== undefined, input.description ?? null,
+    [p.orgId, input.id, name, input.entity_type ?? null, input.description !== undefined, input.description ?? null,
       input.properties ?? null, input.project_id !== undefined, input.project_id ?? null]);
     if (!row) throw notFound('Entity');
     await audit(sql, ctx, { action: 'entity.updated', targetType: 'entity', targetId: input.id, details: { fields: Object.keys(input).filter((k) => k !== 'id') } });

@@ -66,6 +66,10 @@ describe('entities, relationships, comments', () => {
     errorOf(await req(a, 'POST', '/v1/entities', { name: 'x', entity_type: 'a b' }), 400, 'VALIDATION_ERROR');
     errorOf(await req(a, 'POST', '/v1/entities', { name: 'x', entity_type: 't', project_id: uuidv7() }), 404, 'NOT_FOUND');
     errorOf(await req(a, 'PUT', `/v1/entities/${e1.id}`, {}), 400, 'VALIDATION_ERROR');
+    // Names follow the rule of every name: something visible, no bidirectional overrides (core nonBlankText).
+    expect(errorOf(await req(a, 'POST', '/v1/entities', { name: '\u200B ', entity_type: 't' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'name', reason: 'BLANK' });
+    expect(errorOf(await req(a, 'POST', '/v1/entities', { name: 'abc\u202Eexe.txt', entity_type: 't' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ reason: 'BIDI_CONTROL' });
+    expect(errorOf(await req(a, 'PUT', `/v1/entities/${e1.id}`, { name: 'abc\u202Eexe.txt' }), 400, 'VALIDATION_ERROR').details).toMatchObject({ reason: 'BIDI_CONTROL' });
     expect((await req(a, 'PUT', `/v1/entities/${e1.id}`, { description: 'Pays' })).json().data.description).toBe('Pays');
     errorOf(await req(b, 'GET', `/v1/entities/${e1.id}`), 404, 'NOT_FOUND');
     expect((await req(a, 'GET', '/v1/entities?entity_type=system')).json().pagination.total).toBe(2);
