@@ -146,6 +146,19 @@ describe('alert rules fire end to end', () => {
     expect(n).toEqual([expect.objectContaining({ event_type: 'task.overdue', alert_rule_id: ruleId })]);
   });
 
+  it('a slack rule without a webhook URL is accepted (slack_webhook_configured: false); its Slack deliveries fail at once with the reason, in-app ones go out', async () => {
+    const a = await newTenant(t.app);
+    const created = await t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'No hook', event_type: 'project.created', channels: ['slack', 'in_app'] } });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toMatchObject({ channels: ['slack', 'in_app'], slack_webhook_configured: false });
+    await createProject(t.app, a, 'Triggers the hookless rule');
+    const done = await waitFor(async () => { const d = await deliveries(a, created.json().data.id); return d.length === 2 && d.every((x) => x.status !== 'pending' && x.status !== 'retrying') && d; });
+    const byChannel = Object.fromEntries(done.map((d) => [d.channel, d]));
+    expect(byChannel.in_app.status).toBe('delivered');
+    expect(byChannel.slack).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(byChannel.slack.last_error).toContain('The rule has no Slack webhook URL');
+  });
+
   it('a failing Slack webhook is retried with backoff; every attempt is recorded, then the delivery fails for good', async () => {
     const a = await newTenant(t.app);
     const path = `/services/fail/${a.orgId}`;

@@ -14,9 +14,10 @@ import { nonBlankText } from '../../../core/text.js';
 /**
  * Creates an alert rule. event_type and its alias trigger_type: equal when both are given, `*` (every catalogue type)
  * when neither is;
- * conditions and its alias condition likewise. Channels default to in_app; slack needs slack_webhook_url. A rule is
- * configuration: email and push rules are accepted whatever this deployment can deliver today, and a delivery it
- * cannot make (no SMTP configured, no push provider) is recorded as failed with the reason, never dropped.
+ * conditions and its alias condition likewise. Channels default to in_app; slack delivers to slack_webhook_url. A rule
+ * is configuration: email, push and slack rules are accepted whatever can be delivered today, and a delivery that
+ * cannot be made (no SMTP configured, no push provider, a slack rule without a webhook URL: the answer says
+ * `slack_webhook_configured: false`) is recorded as failed with the reason, never dropped.
  */
 export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
   const p = requirePermission(ctx, 'alert_rule.manage');
@@ -29,9 +30,6 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   assertBoundedJson('conditions', conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });
   assertConditions(conditions);
   const channels = input.channels ?? ['in_app'];
-  if (channels.includes('slack') && !input.slack_webhook_url) {
-    throw new AppError('VALIDATION_ERROR', 'Channel "slack" needs slack_webhook_url (a Slack incoming-webhook URL)', { field: 'slack_webhook_url', reason: 'REQUIRED' });
-  }
   if (input.slack_webhook_url && !channels.includes('slack')) {
     throw validation('slack_webhook_url is only used with the "slack" channel', { field: 'slack_webhook_url' });
   }

@@ -79,7 +79,6 @@ describe('POST /v1/alert-rules', () => {
       { name: 'x', event_type: 'task.created', channels: [] },
       { name: 'x', event_type: 'task.created', channels: ['sms'] },
       { name: 'x', event_type: 'task.created', channels: ['in_app', 'in_app'] },
-      { name: 'x', event_type: 'task.created', channels: ['slack'] },
       { name: 'x', event_type: 'task.created', channels: ['slack'], slack_webhook_url: 'ftp://example.com/x' },
       { name: 'x', event_type: 'task.created', slack_webhook_url: 'https://hooks.slack.com/services/x' },
       { name: 'x', event_type: 'task.created', id: randomUUID() },

@@ -74,7 +74,7 @@ async function send(platform: Platform, orgId: string, rule: RuleRow, channel: s
       return;
     }
     case 'slack': {
-      if (!rule.slack_webhook_url_sealed) throw new PermanentFailure('The rule has no Slack webhook URL');
+      if (!rule.slack_webhook_url_sealed) throw new PermanentFailure('The rule has no Slack webhook URL (slack_webhook_url); create a rule with one');
       await slack.post(platform.box.open(rule.slack_webhook_url_sealed), { text: `*${rule.name}*: ${line} (${event.type})` });
       return;
     }
