@@ -7,7 +7,7 @@ import { audit } from '../../core/audit.js';
 import { generateApiKey } from '../../core/auth/api-key-format.js';
 import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
-import { requireActorStillMember } from './organizations.service.js';
+import { assertOwnerRank, assertSuperAdminRank, requireActorStillMember } from './organizations.service.js';
 import { nonBlankText } from '../../core/text.js';
 
 /** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
@@ -107,12 +107,8 @@ export async function listApiKeys(ctx: ServiceContext, page: { limit: number; of
  */
 async function assertMayRevokeKeyOf(sql: Sql, p: Principal, creatorId: string): Promise<void> {
   const creator = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, creatorId]);
-  if (creator?.role === 'super_admin' && p.role !== 'super_admin') {
-    throw new AppError('PERMISSION_DENIED', 'Only a super-admin can revoke a super-admin\'s API key', { permission: 'platform.admin' });
-  }
-  if (creator?.role === 'owner' && p.role !== 'owner' && p.role !== 'super_admin') {
-    throw new AppError('PERMISSION_DENIED', 'Only an owner can revoke an owner\'s API key', { permission: 'org.transfer' });
-  }
+  assertSuperAdminRank(p, creator?.role, 'Only a super-admin can revoke a super-admin\'s API key');
+  assertOwnerRank(p, creator?.role, 'Only an owner can revoke an owner\'s API key');
 }
 
 export async function revokeApiKey(ctx: ServiceContext, id: string) {

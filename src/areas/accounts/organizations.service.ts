@@ -203,6 +203,19 @@ async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Pro
   return (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role IN ('owner','super_admin') AND user_id <> $2`, [orgId, excludingUserId]))!.n;
 }
 
+const OWNER_RANK = new Set(['owner', 'super_admin']);
+
+/**
+ * The role rules of acting on another member (changing their role, removing them, revoking their API keys): one of
+ * owner rank (owner, super-admin) only by an actor of that rank, a super-admin only by a super-admin.
+ */
+export function assertOwnerRank(p: Principal, targetRole: string | undefined, message: string): void {
+  if (targetRole && OWNER_RANK.has(targetRole) && !OWNER_RANK.has(p.role)) throw new AppError('PERMISSION_DENIED', message, { permission: 'org.transfer' });
+}
+export function assertSuperAdminRank(p: Principal, targetRole: string | undefined, message: string): void {
+  if (targetRole === 'super_admin' && p.role !== 'super_admin') throw new AppError('PERMISSION_DENIED', message, { permission: 'platform.admin' });
+}
+
 /**
  * Guards a change to a super-admin's membership (root organization): only a super-admin may demote or remove
  * another one (an owner of the root organization cannot strip the platform's administrators, whom it cannot
@@ -210,9 +223,7 @@ async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Pro
  */
 export async function assertSuperAdminChange(sql: Sql, p: Principal, userId: string, currentRole: string): Promise<void> {
   if (currentRole !== 'super_admin') return;
-  if (userId !== p.userId && p.role !== 'super_admin') {
-    throw new AppError('PERMISSION_DENIED', 'Only a super-admin can change or remove another super-admin', { permission: 'platform.admin' });
-  }
+  if (userId !== p.userId) assertSuperAdminRank(p, currentRole, 'Only a super-admin can change or remove another super-admin');
   const others = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role = 'super_admin' AND user_id <> $2`, [p.orgId, userId]))!.n;
   if (others === 0) throw conflict('The last super-admin cannot be demoted or removed; appoint another first (platform user create --role super_admin)');
 }
@@ -225,9 +236,7 @@ export async function updateMemberRole(ctx: ServiceContext, userId: string, role
     await requireActorStillMember(sql, p);
     const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
     if (!current) throw notFound('Member');
-    if ((current.role === 'owner' || current.role === 'super_admin') && p.role !== 'owner' && p.role !== 'super_admin') {
-      throw new AppError('PERMISSION_DENIED', 'Only an owner can change another owner\'s role', { permission: 'org.transfer' });
-    }
+    assertOwnerRank(p, current.role, 'Only an owner can change another owner\'s role');
     if (role !== current.role) await assertSuperAdminChange(sql, p, userId, current.role);
     if ((current.role === 'owner' || current.role === 'super_admin') && role !== current.role && (await ownersLeft(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be demoted; make someone else owner first');
@@ -249,9 +258,7 @@ export async function removeMember(ctx: ServiceContext, userId: string) {
     await requireActorStillMember(sql, p);
     const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
     if (!current) throw notFound('Member');
-    if ((current.role === 'owner' || current.role === 'super_admin') && userId !== p.userId && p.role !== 'owner' && p.role !== 'super_admin') {
-      throw new AppError('PERMISSION_DENIED', 'Only an owner can remove another owner', { permission: 'org.transfer' });
-    }
+    if (userId !== p.userId) assertOwnerRank(p, current.role, 'Only an owner can remove another owner');
     await assertSuperAdminChange(sql, p, userId, current.role);
     if ((current.role === 'owner' || current.role === 'super_admin') && (await ownersLeft(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be removed; make someone else owner first');
