@@ -34,11 +34,6 @@ export async function deletedAt(sql: Sql, orgId: string, id: string): Promise<st
     WHERE org_id = $1 AND resource_type = 'documents' AND id = $2 AND deleted`, [orgId, id]))?.at;
 }
 
-/** An organization's features and whether it was deleted (read as the owner: a signed link has no tenant yet). */
-export async function organizationState(sql: Sql, orgId: string): Promise<{ features: string[]; deleted: boolean } | undefined> {
-  return sql.one(`SELECT features, deleted_at IS NOT NULL AS deleted FROM organizations WHERE id = $1`, [orgId]);
-}
-
 export async function getDocument(sql: Sql, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<DocumentRow | undefined> {
   return sql.one<DocumentRow>(`SELECT ${COLS} FROM documents WHERE org_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]);
 }

@@ -1,3 +1,4 @@
+import { accountsRepo } from '../accounts/accounts.repo.js';
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ServiceContext } from '../../core/context.js';
@@ -105,8 +106,8 @@ async function resolveAccess(ctx: ServiceContext, a: FileAccess): Promise<string
     if (exp * 1000 <= Date.now()) throw expiredSignature(a.id, exp);
     // The link stands for the organization's own access: it ends with the organization, and pauses while its
     // documents feature is off, as a bearer credential would.
-    const org = await repo.organizationState(ctx.platform.db.sys, a.org);
-    if (!org || org.deleted) throw new AppError('NOT_FOUND', 'Document not found');
+    const org = await accountsRepo.orgById(ctx.platform.db.sys, a.org); // a live organization, read as the owner
+    if (!org) throw new AppError('NOT_FOUND', 'Document not found');
     if (!org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
     return a.org;
   }
