@@ -20,7 +20,7 @@ export function createMailer(cfg: { smtpUrl: string | null; smtpFrom: string | n
   // nodemailer's defaults wait up to 2 minutes for a connection and 10 minutes for a silent socket: one server that
   // stops answering would hold its delivery job (and a job-runner slot) that long. A send that times out fails and
   // is retried with backoff like any failed send.
-  const transport: Transporter = nodemailer.createTransport({ url: cfg.smtpUrl, ...timeouts } as never, { from: cfg.smtpFrom });
+  const transport: Transporter = nodemailer.createTransport({ url: cfg.smtpUrl, ...timeouts }, { from: cfg.smtpFrom });
   const from = cfg.smtpFrom;
   return {
     configured: true,
