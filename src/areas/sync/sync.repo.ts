@@ -18,14 +18,17 @@ const HIDDEN: Record<SyncType, string[]> = {
 
 /**
  * The barrier: waits for this organization's in-flight synced writes (each holds the same advisory lock in
- * shared mode until it commits; this takes it exclusively), then reads the highest change number and the
- * clock. Every change at or below `bound` is committed and visible; every later change gets a higher number
- * and a later time. Runs in a transaction; the lock is held until it ends (the service reads the first page under it).
+ * shared mode until it commits; this takes it exclusively), then reads the highest change number of the type and
+ * the clock. Every change of the type at or below `bound` is committed and visible; every later change gets a higher
+ * number (the sequence is shared by all types) and a later time. The type's own highest number is enough: a pull
+ * reads that type alone, and the (org, type, change_seq) index answers it, so synced writes keep no org-wide index
+ * (migration 0062). Runs in a transaction; the lock is held until it ends (the service reads the first page under it).
  */
-export async function barrier(sql: Sql, orgId: string): Promise<{ bound: number; nowMs: number }> {
+export async function barrier(sql: Sql, orgId: string, type: SyncType): Promise<{ bound: number; nowMs: number }> {
   await sql.query(`SELECT app_sync_lock($1)`, [orgId]);
-  const r = await sql.one<{ bound: number; now_ms: number }>(`SELECT COALESCE((SELECT change_seq FROM sync_changes WHERE org_id = $1 ORDER BY change_seq DESC LIMIT 1), 0) AS bound,
-      floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`, [orgId]);
+  const r = await sql.one<{ bound: number; now_ms: number }>(`SELECT COALESCE((SELECT change_seq FROM sync_changes
+        WHERE org_id = $1 AND resource_type = $2 ORDER BY change_seq DESC LIMIT 1), 0) AS bound,
+      floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`, [orgId, type]);
   return { bound: r!.bound, nowMs: r!.now_ms };
 }
 

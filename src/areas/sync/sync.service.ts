@@ -73,7 +73,7 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
     // indexing job does that right after a write) is in this page with its current state. Read after the lock, its
     // change number could already have moved past the bound, deferring it to the next pull. Writers wait for one page.
     ({ cur, rows } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-      const b = await repo.barrier(sql, p.orgId);
+      const b = await repo.barrier(sql, p.orgId, type);
       const after = input.since === undefined ? 0 : Math.min(b.bound, await repo.startAfter(sql, p.orgId, type, input.since));
       const first: Cursor = { r: type, b: b.bound, a: after, t: b.nowMs, s: input.since ?? null };
       return { cur: first, rows: await pageAt(sql, first) };
