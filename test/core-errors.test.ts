@@ -262,6 +262,12 @@ describe('on the app', () => {
       .toBe('Field "spec_id" must be a UUID');
     expect(errorOf(await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'x', depends_on: ['nope'] } }), 400, 'INVALID_ID_FORMAT').details)
       .toEqual({ field: 'depends_on.0' });
+    // The URN form passes common UUID validators (ajv-formats' among them) and then failed in PostgreSQL with a 500.
+    const urn = `urn:uuid:${project}`;
+    expect(errorOf(await t.app.inject({ url: `/v1/projects/${urn}`, headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'projectId' });
+    expect(errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?assignee_id=${urn}`, headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'assignee_id' });
+    expect(errorOf(await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'x', depends_on: [urn] } }), 400, 'INVALID_ID_FORMAT').details)
+      .toEqual({ field: 'depends_on.0' });
   });
 
   it('a missing required query parameter is 400 INVALID_PARAMETER saying it is required', async () => {

@@ -417,10 +417,13 @@ for (const r of routes) {
         if (uuidParams.length) {
           it('a non-UUID id: 400 INVALID_ID_FORMAT', async () => {
             const headers = await credentialFor(r, A);
-            for (const p of uuidParams) {
-              const res = await call(r, fillPath(r, { [p]: 'not-a-uuid' }) + queryFor(r), headers, body());
-              const err = expectError(res, 400, 'INVALID_ID_FORMAT');
-              expect(err.message).toContain(p);
+            // `urn:uuid:<uuid>` is a UUID to some validators but not to PostgreSQL's uuid type.
+            for (const bad of ['not-a-uuid', `urn:uuid:${randomUUID()}`]) {
+              for (const p of uuidParams) {
+                const res = await call(r, fillPath(r, { [p]: bad }) + queryFor(r), headers, body());
+                const err = expectError(res, 400, 'INVALID_ID_FORMAT');
+                expect(err.message).toContain(p);
+              }
             }
           });
         }

@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
+import { isUuid } from '../ids.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
@@ -21,7 +22,7 @@ function storableDateTime(s: string): boolean {
 }
 
 /**
- * The platform's Ajv: formats (date-time limited as above), the `x-platform-assigned` annotation, defaults filled,
+ * The platform's Ajv: formats (date-time limited as above, uuid as PostgreSQL reads it), the `x-platform-assigned` annotation, defaults filled,
  * strict objects. `coerce` for query strings and path parameters (text arrives, the schema's types are wanted);
  * bodies and MCP tool arguments are validated as sent.
  */
@@ -35,6 +36,9 @@ export function newAjv(coerce: boolean): Ajv {
   });
   addFormats(ajv);
   ajv.addFormat('date-time', { type: 'string', validate: storableDateTime, compare: rfc3339DateTime.compare });
+  // ajv-formats' uuid also takes the `urn:uuid:` form, which PostgreSQL's uuid type refuses: such an id passed
+  // validation and failed in the database (500 DATABASE_ERROR instead of 400 INVALID_ID_FORMAT).
+  ajv.addFormat('uuid', { type: 'string', validate: isUuid });
   ajv.addKeyword({ keyword: 'x-platform-assigned' });
   return ajv;
 }
