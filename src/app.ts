@@ -47,7 +47,10 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // Off: Fastify's own 503 body is not the envelope; the guard answers requests arriving during the drain.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    routerOptions: { maxParamLength: 500 },
+    // Every path parameter reaches its route's own rule (a long id is INVALID_ID_FORMAT, a reserved route's 501 stays
+    // 501): the request line already fits in Node's 16 KiB header limit (longer is 431), so this limit never cuts in
+    // first. The router's limit guards regular-expression parameters, which no route uses.
+    routerOptions: { maxParamLength: 16_384 },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     schemaController: serializerSchemaController(),

@@ -170,7 +170,7 @@ describe('PUT and DELETE /v1/alert-rules/{alertRuleId}', () => {
       const random = errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${randomUUID()}`, headers: b.auth }), 501, 'NOT_IMPLEMENTED');
       expect({ ...cross, details: undefined }).toEqual({ ...random, details: undefined }); // only the request id differs
       errorOf(await t.app.inject({ method, url: '/v1/alert-rules/not-a-uuid', headers: a.auth }), 501, 'NOT_IMPLEMENTED'); // "always"
-      errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${'r'.repeat(300)}`, headers: a.auth }), 501, 'NOT_IMPLEMENTED'); // however long
+      for (const long of [300, 501, 8000]) errorOf(await t.app.inject({ method, url: `/v1/alert-rules/${'r'.repeat(long)}`, headers: a.auth }), 501, 'NOT_IMPLEMENTED'); // however long
     }
   });
 });
