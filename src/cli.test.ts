@@ -16,9 +16,14 @@ afterAll(async () => { await t.close(); });
 
 /** Runs the CLI in-process against the test database; returns exit code and output. */
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
+  return cliWith({}, ...argv);
+}
+
+/** cli() with other settings (`encryptionKey`) than the test database's. */
+async function cliWith(env: { encryptionKey?: string }, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
   const saved = { DATABASE_URL: process.env.DATABASE_URL, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY, exitCode: process.exitCode };
   process.env.DATABASE_URL = inject('databaseUrl');
-  process.env.ENCRYPTION_KEY = inject('encryptionKey');
+  process.env.ENCRYPTION_KEY = env.encryptionKey ?? inject('encryptionKey');
   let out = '';
   let err = '';
   try {
@@ -209,6 +214,14 @@ describe('platform CLI: admin commands', () => {
     const unknown = await cli('user', 'set-password-token', '--email', uniqueEmail('nobody'), '--json');
     expect({ exit: unknown.code, code: unknown.json.error.code }).toEqual({ exit: 1, code: 'NOT_FOUND' });
     expect((await cli('user', 'set-password-token')).code).toBe(2);
+  });
+
+  it('a database first used with another encryption key is a one-line refusal (exit 1, JSON error), not a stack trace', async () => {
+    const r = await cliWith({ encryptionKey: 'ab'.repeat(32) }, 'org', 'create', '--name', 'Other key', '--json');
+    expect(r.code).toBe(1);
+    expect(r.json.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(r.json.error.message).toMatch(/^The token signing key stored in the database cannot be opened with this encryption key: use the ENCRYPTION_KEY, or the DATA_DIR/);
+    expect(r.err).toMatch(/^org create: SERVICE_UNAVAILABLE: The token signing key/);
   });
 
   it('usage errors exit 2: missing or unknown options, unknown commands', async () => {

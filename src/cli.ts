@@ -230,7 +230,14 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
   const base = loadConfig(process.env, { logLevel: 'silent' });
   const config = base.databaseUrl ? base : { ...base, databaseUrl: runningEmbeddedUrl(base) };
   const quiet = { info() {}, warn: (o: unknown, m?: string) => io.stderr(`warning: ${m ?? JSON.stringify(o)}\n`), error: (o: unknown, m?: string) => io.stderr(`error: ${m ?? JSON.stringify(o)}\n`) };
-  const running = await startPlatform(config, quiet);
+  let running: Awaited<ReturnType<typeof startPlatform>>;
+  try { running = await startPlatform(config, quiet); } catch (err) {
+    // No database, or one this configuration cannot use: said once, as a refusal, not as a stack trace.
+    const error = { code: 'SERVICE_UNAVAILABLE', message: (err as Error).message };
+    if (json) io.stdout(JSON.stringify({ error }) + '\n');
+    io.stderr(`${name}: ${error.code}: ${error.message}\n`);
+    return 1;
+  }
   try {
     const { data, text } = await cmd.run(systemContext(running.platform, 'cli'), values);
     io.stdout(json ? JSON.stringify(data) + '\n' : text);

@@ -34,7 +34,13 @@ export class TokenSigner {
     }
     const keys = new Map<string, Key>();
     for (const r of rows) {
-      const privateKey = (await importJWK(JSON.parse(box.open(r.private_jwk_sealed)), 'EdDSA')) as CryptoKey;
+      let opened: string;
+      try { opened = box.open(r.private_jwk_sealed); } catch {
+        // The database was first used with another encryption key (another DATA_DIR's key file, or ENCRYPTION_KEY).
+        throw new Error('The token signing key stored in the database cannot be opened with this encryption key: use the '
+          + 'ENCRYPTION_KEY, or the DATA_DIR (its encryption.key file), that this database was first used with');
+      }
+      const privateKey = (await importJWK(JSON.parse(opened), 'EdDSA')) as CryptoKey;
       const publicKey = (await importJWK(r.public_jwk, 'EdDSA')) as CryptoKey;
       keys.set(r.kid, { kid: r.kid, privateKey, publicKey, publicJwk: r.public_jwk });
     }
