@@ -49,6 +49,15 @@ describe('schema', () => {
     expect(problems).toEqual([]);
   });
 
+  it('every tenant table has org_id as the first column of its primary key (design: shardable by organization)', async () => {
+    const rows = await t.platform.db.sys.query<{ name: string; first: string | null }>(
+      `SELECT c.relname AS name, (SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+          WHERE i.indrelid = c.oid AND i.indisprimary) AS first
+        FROM pg_class c WHERE c.oid = ANY ($1::regclass[])`, [tenantTables.filter((x) => x.col === 'org_id').map((x) => `public.${x.name}`)]);
+    expect(rows.length).toBe(tenantTables.length - 1);
+    expect(rows.filter((r) => r.first !== 'org_id').map((r) => `${r.name}: ${r.first ?? 'no primary key'}`)).toEqual([]);
+  });
+
   it(`the app role ${APP_ROLE} is not a superuser and cannot bypass RLS`, async () => {
     const r = await t.platform.db.sys.one<{ rolsuper: boolean; rolbypassrls: boolean; rolcanlogin: boolean }>(
       `SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = $1`, [APP_ROLE]);
