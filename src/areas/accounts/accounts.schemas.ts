@@ -43,7 +43,7 @@ export const SwitchOrgBody = Type.Object({ organization_id: Uuid }, strict);
 
 export const MeOut = Type.Object({
   user: UserOut,
-  organization: Type.Object({ id: Uuid, name: Type.String(), slug: Type.String(), plan_tier: Type.String(), subscription_status: Type.String(), features: Type.Array(Type.String()), is_root: Type.Boolean() }),
+  organization: Type.Omit(OrganizationOut, ['role']),
   role: Type.String(),
   permissions: Type.Array(Type.String()),
   credential_kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')], { description: 'Same as credential.kind' }),

@@ -195,7 +195,10 @@ export function me(ctx: ServiceContext) {
   const p = actor(ctx);
   return {
     user: { id: p.userId, email: p.email, name: p.name },
-    organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus, features: p.org.features, is_root: p.org.isRoot },
+    // The organization object every other answer gives (GET /v1/organizations/current without `role`, which is below).
+    organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus,
+      features: p.org.features, settings: p.org.settings, session_duration_days: p.org.sessionDurationDays, is_root: p.org.isRoot,
+      created_at: p.org.createdAt, updated_at: p.org.updatedAt },
     role: p.role,
     permissions: [...sortedOf(p.permissions)],
     credential_kind: p.kind,

@@ -88,4 +88,19 @@ describe('GET /v1/me', () => {
     expect(d.credential).toMatchObject({ kind: 'user', session_id: expect.any(String), mfa_at: null, legacy: false });
     expect(res.headers.deprecation).toBeUndefined();
   });
+
+  it('gives the same organization object as GET /v1/organizations/current (without role), settings changes included', async () => {
+    const a = await newTenant(t.app);
+    const current = async () => {
+      const { role, ...org } = (await t.app.inject({ method: 'GET', url: '/v1/organizations/current', headers: a.auth })).json().data;
+      expect(role).toBe('owner');
+      return org;
+    };
+    expect((await me(a.auth)).json().data.organization).toEqual(await current());
+    const put = await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { theme: 'dark' } } });
+    expect(put.statusCode).toBe(200);
+    const after = (await me(a.auth)).json().data.organization;
+    expect(after.settings).toEqual({ theme: 'dark' });
+    expect(after).toEqual(await current());
+  });
 });

@@ -9,6 +9,9 @@ export interface OrgSnapshot {
   features: string[];
   isRoot: boolean;
   sessionDurationDays: number;
+  settings: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /** Who is calling, resolved from the credential; the organization comes from here and nowhere else. */

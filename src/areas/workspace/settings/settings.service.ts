@@ -26,7 +26,6 @@ export async function getOrgSetting(ctx: ServiceContext, key: string) {
 export async function putOrgSettings(ctx: ServiceContext, patch: Record<string, unknown>) {
   const p = requirePermission(ctx, 'org.manage_settings');
   assertSettingKeys('settings', patch);
-  // The credential cache's organization snapshot does not carry settings, so it stays valid.
   const out = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const cur = await settingsRepo.orgSettingsForUpdate(sql, p.orgId);
     if (!cur) throw notFound('Organization');
@@ -36,6 +35,7 @@ export async function putOrgSettings(ctx: ServiceContext, patch: Record<string, 
     await audit(sql, ctx, { action: 'organization.settings_updated', targetType: 'organization', targetId: p.orgId, details: { keys: Object.keys(patch) } });
     return row;
   });
+  ctx.platform.credentials.invalidate(); // the principal's organization snapshot carries the settings (GET /v1/me)
   return { settings: out.settings, updated_at: out.updated_at };
 }
 
