@@ -473,6 +473,11 @@ for (const r of routes) {
         it('invalid JSON: 400 INVALID_JSON', async () => {
           expectError(await call(r, url(), await credentialFor(r, A), undefined, `{"${MARK}": `), 400, 'INVALID_JSON');
         });
+        if (!r.config.bodyOptional) {
+          it('an empty JSON body: 400 INVALID_JSON (not parseable JSON, even when every field is optional)', async () => {
+            for (const raw of ['', '  \n']) expectError(await call(r, url(), await credentialFor(r, A), undefined, raw), 400, 'INVALID_JSON');
+          });
+        }
         it(`a body over ${limit} bytes: 413 PAYLOAD_TOO_LARGE with details.maxBytes`, async () => {
           const raw = `{"${MARK}":"${'a'.repeat(limit)}"}`;
           const err = expectError(await call(r, url(), await credentialFor(r, A), undefined, raw), 413, 'PAYLOAD_TOO_LARGE');

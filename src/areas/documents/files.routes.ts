@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { emptyBodyIsObject } from '../../core/http/body-hooks.js';
 import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import * as S from './documents.schemas.js';
@@ -45,8 +44,7 @@ export default async function fileRoutes(app: FastifyInstance) {
   }, async (req) => ok(await files.deleteFile(req.ctx, req.params as { id: string })));
 
   app.post('/v1/documents/:id/file/signed-url', {
-    preValidation: emptyBodyIsObject,
-    config: { scope: 'documents:read', permission: 'document.view', feature: 'documents', fixture: 'document_file' },
+    config: { scope: 'documents:read', permission: 'document.view', feature: 'documents', fixture: 'document_file', bodyOptional: true },
     schema: { summary: 'Issue a signed download URL for the file', params: S.IdParams, body: S.SignedUrlBody, response: { 200: Envelope(S.SignedUrlOut) } },
   }, async (req) => ok(await files.createSignedUrl(req.ctx, { id: (req.params as { id: string }).id, ...((req.body as { expires_in?: number }) ?? {}) })));
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { AppError } from '../errors.js';
 import { assertStorableText } from '../text.js';
+import type { RouteNeeds } from './route-config.js';
 
 /** Deepest nesting of arrays and objects in a JSON text, stopping early once past `limit`. */
 export function jsonDepthExceeds(text: string, limit: number): boolean {
@@ -28,8 +29,8 @@ const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const NUL_ESCAPE = /\\u0000/;
 
 /**
- * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route whose
- * body has required fields and "no body" elsewhere; over-deep JSON is refused
+ * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route that
+ * takes a body (unless it may be left out) and "no body" elsewhere; over-deep JSON is refused
  * before parsing (413 PAYLOAD_TOO_LARGE with details.limit); unparsable JSON is 400 INVALID_JSON; __proto__ keys are
  * refused. Also registered for JSON that arrives under another media type (CSP reports: application/csp-report).
  */
@@ -69,10 +70,12 @@ export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } =
     const text = opts.notStored ? (raw as Buffer).toString('utf8') : jsonBodyText(req, raw as Buffer);
     if (text instanceof AppError) return done(text, undefined);
     if (text.trim() === '') {
-      // An empty JSON body is not parseable JSON (spec part 7) where the route needs a body (its schema requires a
-      // field); where the body is optional or there is none, it is no body.
-      const body = req.routeOptions.schema?.body as { required?: unknown[] } | undefined;
-      if (body?.required?.length) return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
+      // An empty JSON body is not parseable JSON (spec part 7) where the route takes a body, unless the route says
+      // the body may be left out (RouteNeeds.bodyOptional) or speaks a protocol that answers it itself (MCP).
+      const needs = req.routeOptions.config as RouteNeeds | undefined;
+      if (req.routeOptions.schema?.body && !needs?.bodyOptional && !needs?.protocol) {
+        return done(new AppError('INVALID_JSON', 'Request body is empty; send a JSON object'), undefined);
+      }
       return done(null, undefined);
     }
     if (jsonDepthExceeds(text, maxDepth)) return done(tooDeep(req, maxDepth), undefined);

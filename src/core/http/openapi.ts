@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorEnvelope } from './envelope.js';
 import type { RouteNeeds } from './route-config.js';
+import { emptyBodyIsObject } from './body-hooks.js';
 
 export interface RegisteredRoute { method: string; url: string; config: RouteNeeds; schema: Record<string, unknown> | undefined; bodyLimit?: number }
 
@@ -16,7 +17,10 @@ function operationId(method: string, url: string): string {
   return method.toLowerCase() + parts.join('');
 }
 
-/** Gives every route an operationId, summary, tag and the error envelope for 4XX/5XX, and records it. */
+/**
+ * Gives every route an operationId, summary, tag and the error envelope for 4XX/5XX, and records it; a route whose
+ * body may be left out (`bodyOptional`) reads no body as `{}`.
+ */
 export function registerRouteDefaults(app: FastifyInstance): void {
   app.decorate('routeList', [] as RegisteredRoute[]);
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -41,6 +45,8 @@ export function registerRouteDefaults(app: FastifyInstance): void {
       if (route.url !== '/v1/openapi.json') return;
     }
     if (headTwin) return;
+    // A body that may be left out is read as `{}` before validation (the JSON parser lets such a body be empty).
+    if (needs.bodyOptional) route.preValidation = [emptyBodyIsObject, ...[route.preValidation ?? []].flat()];
     // Copies: areas may share one schema object between routes (aliases); defaults must not leak from one to the other.
     const schema = (route.schema = { ...(route.schema ?? {}) }) as Record<string, unknown>;
     schema.operationId ??= operationId(methods[0], route.url);

@@ -25,6 +25,11 @@ export interface RouteNeeds {
    * it. The MCP transport's Origin rule: a disallowed browser Origin is 403, with or without a credential.
    */
   originCheck?: (req: FastifyRequest) => void;
+  /**
+   * The body may be left out: no body, an empty one or JSON null reads as `{}`. Otherwise an empty JSON body is
+   * 400 INVALID_JSON on a route with a body schema (it is not parseable JSON, spec part 7).
+   */
+  bodyOptional?: boolean;
   /** Body media types the route takes, named by the 415 answer (default: application/json). */
   accepts?: string[];
   /**

@@ -6,7 +6,6 @@ import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { isUuid } from '../../core/ids.js';
 import * as collab from '../../areas/documents/collab.service.js';
-import { emptyBodyIsObject } from '../../core/http/body-hooks.js';
 import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
 import { carryGuardHeadersIntoUpgrades } from './upgrade-headers.js';
@@ -130,8 +129,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
   app.addHook('onClose', async () => { unsubscribe(); watch.close(); await rooms.closeAll(); });
 
   app.post('/v1/collaboration/ticket', {
-    preValidation: emptyBodyIsObject,
-    config: { ...collab.COLLAB_NEEDS },
+    config: { ...collab.COLLAB_NEEDS, bodyOptional: true },
     schema: { summary: 'A single-use 60-second ticket for the collaboration WebSocket', body: TicketBody,
       response: { 200: Envelope(Type.Object({ ticket: Type.String({ pattern: '^[0-9a-f]{64}$' }), expiresInSeconds: Type.Integer() })) } },
   }, async (req) => ok(await collab.issueTicket(req.ctx, req.body as { scope?: 'read' | 'write' })));
