@@ -64,8 +64,13 @@ export async function updateDocument(sql: Sql, orgId: string, id: string, p: Doc
     has('metadata'), p.metadata ?? null, has('language'), p.language ?? null, p.reindex]);
 }
 
+/**
+ * Deletes a document; its children move to the top level as a change of theirs (`updated_at` moves, as for any
+ * other change of `parent_id`), which the foreign key's own SET NULL would not do.
+ */
 export async function deleteDocument(sql: Sql, orgId: string, id: string): Promise<{ file_key: string | null } | undefined> {
-  return sql.one(`DELETE FROM documents WHERE org_id = $1 AND id = $2 RETURNING file_key`, [orgId, id]);
+  return sql.one(`WITH moved AS (UPDATE documents SET parent_id = NULL, updated_at = now() WHERE org_id = $1 AND parent_id = $2)
+    DELETE FROM documents WHERE org_id = $1 AND id = $2 RETURNING file_key`, [orgId, id]);
 }
 
 export async function projectExists(sql: Sql, orgId: string, projectId: string): Promise<boolean> {

@@ -85,9 +85,12 @@ describe('document library', () => {
     // A folder cannot move under its own child.
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: child.id } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: folder.id } }), 400, 'VALIDATION_ERROR');
-    // Deleting the folder moves the child to the top level.
+    // Deleting the folder moves the child to the top level: a change of the child, so its updated_at moves too.
+    const before = (await get(a, `/v1/documents/${child.id}`)).json().data.updated_at;
     await t.app.inject({ method: 'DELETE', url: `/v1/documents/${folder.id}`, headers: a.auth });
-    expect((await get(a, `/v1/documents/${child.id}`)).json().data.parent_id).toBeNull();
+    const moved = (await get(a, `/v1/documents/${child.id}`)).json().data;
+    expect(moved).toMatchObject({ parent_id: null, folder_id: null });
+    expect(Date.parse(moved.updated_at)).toBeGreaterThan(Date.parse(before));
   });
 
   it('paginates with limit/offset and sorts', async () => {
