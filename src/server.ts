@@ -32,8 +32,13 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     log.info({ signal }, 'shutting down: no new connections, draining requests');
     // Requests that do not finish in time (a client that never sends the rest of its body) are cut; the database
     // is still closed, so an embedded PostgreSQL is not left running without its server.
+    let stage = 'HTTP server: requests in flight, open sockets, onClose hooks';
     const force = setTimeout(() => {
-      log.error('drain timed out; closing the remaining connections and the database, then exiting');
+      // What was still open, so an operator (or we) can tell a slow client from something that never lets go.
+      const pool = (p: { totalCount: number; idleCount: number; waitingCount: number }) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+      const db = running.platform.db;
+      log.error({ stage, appPool: pool(db.app), systemPool: pool(db.system) },
+        'drain timed out; closing the remaining connections and the database, then exiting');
       app?.server.closeAllConnections();
       const exit = () => process.exit(1);
       setTimeout(exit, 10_000).unref();
@@ -42,6 +47,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     force.unref();
     try {
       if (app) await app.close();
+      stage = 'platform: background jobs, database pools, listener';
       await running.close();
       log.info('stopped cleanly');
       process.exit(0);

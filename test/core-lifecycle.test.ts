@@ -371,7 +371,13 @@ describe('failures at start and at stop', () => {
     await sleep(500);
     s.child.kill('SIGTERM');
     expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 1, signal: null });
-    expect(s.output()).toContain('drain timed out');
+    const line = s.output().split('\n').find((l) => l.includes('drain timed out'));
+    expect(line).toBeDefined();
+    // It says where the drain stopped and what still held the database: the stuck sign-in's system-pool connection.
+    const logged = JSON.parse(line!) as { stage: string; systemPool: { total: number; idle: number; waiting: number }; appPool: object };
+    expect(logged.stage).toMatch(/^HTTP server/);
+    expect(logged.systemPool.total - logged.systemPool.idle).toBeGreaterThanOrEqual(1);
+    expect(logged.appPool).toMatchObject({ total: expect.any(Number), idle: expect.any(Number), waiting: expect.any(Number) });
     expect(await waitGone(pgPid, 10_000)).toBe(true);
     await stuck;
   }, START_TIMEOUT_MS + 60_000);
