@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors.js';
+import { decodeCursor, encodeCursor } from '../../core/pagination.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { RPC, RpcError, rpcError, rpcResult, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
 import { checkAccess, isAllowed } from './access.js';
@@ -44,12 +45,14 @@ function str(p: Record<string, any>, key: string, method: string, required = tru
   return v;
 }
 
-function decodeCursor(cursor: string): { p: number; c: unknown } {
+/** The core cursor (core/pagination.ts), refused the JSON-RPC way: the provider index and that provider's own cursor. */
+type ResourcesCursor = { p: number; c: unknown };
+function decodeResourcesCursor(cursor: string): ResourcesCursor {
   try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Number.isInteger(v?.p) && v.p >= 0 && 'c' in v) return v;
-  } catch { /* fall through */ }
-  throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" is not a cursor this server issued', { field: 'cursor' });
+    return decodeCursor<ResourcesCursor>(cursor, ['p', 'c'], (v) => Number.isInteger(v.p) && v.p >= 0);
+  } catch {
+    throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" is not a cursor this server issued', { field: 'cursor' });
+  }
 }
 
 /** Transport-independent MCP method handling: one JSON-RPC request in, one response out. */
@@ -122,7 +125,7 @@ export class McpDispatcher {
   private async listResources(ctx: ServiceContext, p: Record<string, any>) {
     if (p.cursor !== undefined && typeof p.cursor !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" must be a string', { field: 'cursor' });
     const principal = actor(ctx);
-    let { p: idx, c: inner } = p.cursor ? decodeCursor(p.cursor) : { p: 0, c: null as unknown };
+    let { p: idx, c: inner } = p.cursor ? decodeResourcesCursor(p.cursor) : { p: 0, c: null as unknown };
     const resources: ResourceRef[] = [];
     while (idx < this.providers.length && resources.length < RESOURCE_PAGE) {
       const provider = this.providers[idx];
@@ -138,7 +141,7 @@ export class McpDispatcher {
       if (page.next !== null && page.next !== undefined) inner = page.next;
       else { idx++; inner = null; }
     }
-    const nextCursor = idx < this.providers.length ? Buffer.from(JSON.stringify({ p: idx, c: inner })).toString('base64url') : undefined;
+    const nextCursor = idx < this.providers.length ? encodeCursor({ p: idx, c: inner }) : undefined;
     return { resources, ...(nextCursor ? { nextCursor } : {}) };
   }
 
