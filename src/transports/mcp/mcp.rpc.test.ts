@@ -87,6 +87,9 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: {} }), -32602);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'https://example.com/x' } }), -32602);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { cursor: 'bogus' } }), -32602);
+    for (const forged of [{ p: -1, c: null }, { p: 1.5, c: null }, { p: 0 }]) {
+      rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { cursor: Buffer.from(JSON.stringify(forged)).toString('base64url') } }), -32602);
+    }
     expect(rpcErr(await call('nope.nothing', {}), -32602).message).toContain('nope.nothing');
     const missing = rpcErr(await call('projects.create', {}), -32602);
     expect(missing.message).toContain('"name"');
