@@ -339,7 +339,28 @@ describe('first start without ROOT_API_KEY', () => {
     expect(second.output()).not.toContain(key);
     expect((await api(second, 'GET', '/v1/me', undefined, key)).status).toBe(200);
     await stop(second, dir);
-  }, 2 * START_TIMEOUT_MS + 60_000);
+
+    // Rotation: a ROOT_API_KEY set later becomes the root key and the printed one stops working; it is renewed at every
+    // start (a key lives at most a year); a key whose prefix is taken by another key is refused in one line.
+    const given = `svc_live_Rot8Key1_${randomBytes(16).toString('hex')}`;
+    const third = await start(dir, { ROOT_API_KEY: given });
+    expect((await api(third, 'GET', '/v1/me', undefined, given)).status).toBe(200);
+    const old = await api(third, 'GET', '/v1/me', undefined, key);
+    expect([old.status, old.body.error?.code]).toEqual([401, 'INVALID_API_KEY']);
+    const expiry = async (s: Server) => {
+      const keys = (await api(s, 'GET', '/v1/api-keys?limit=100', undefined, given)).body.data as unknown as Array<{ prefix: string; expires_at: string }>;
+      return Date.parse(keys.find((k) => k.prefix === 'Rot8Key1')!.expires_at);
+    };
+    const firstExpiry = await expiry(third);
+    await stop(third, dir);
+    const fourth = await start(dir, { ROOT_API_KEY: given });
+    expect(await expiry(fourth)).toBeGreaterThan(firstExpiry);
+    await stop(fourth, dir);
+    const clash = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'],
+      { cwd: ROOT, env: serverEnv(dir, await freePort(), { ROOT_API_KEY: `svc_live_Rot8Key1_${randomBytes(16).toString('hex')}` }), encoding: 'utf8', timeout: START_TIMEOUT_MS });
+    expect(clash.status, clash.stderr.slice(-2000)).toBe(1);
+    expect(clash.stderr.trim().split('\n').at(-1)).toMatch(/^platform: could not start: ROOT_API_KEY: its prefix "Rot8Key1" belongs to another key/);
+  }, 5 * START_TIMEOUT_MS + 60_000);
 });
 
 describe('failures at start and at stop', () => {

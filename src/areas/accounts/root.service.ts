@@ -3,7 +3,8 @@ import type { Platform } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { hashPassword } from '../../core/crypto.js';
 import { audit } from '../../core/audit.js';
-import { parseApiKey } from '../../core/auth/api-key-format.js';
+import { hashApiKey, parseApiKey } from '../../core/auth/api-key-format.js';
+import { safeEqual } from '../../core/crypto.js';
 import { ALL_SCOPES } from '../../core/auth/permissions.js';
 import { accountsRepo } from './accounts.repo.js';
 import { createOrganizationRow } from './organizations.service.js';
@@ -11,11 +12,14 @@ import { insertApiKey } from './api-keys.service.js';
 import { lockNamed } from '../../core/db/locks.js';
 
 const ROOT_KEY_LIFETIME_MS = 364 * 86_400_000; // within the one-year limit of every key
+/** The names of the root keys this bootstrap makes (the keys a new ROOT_API_KEY replaces). */
+const ROOT_KEY_NAMES = { generated: 'root (first start)', given: 'root (ROOT_API_KEY)' };
 
 /**
  * First start: creates the platform root organization, its super-admin and a root API key with every scope.
- * The key is returned (to print once) only when generated here; ROOT_API_KEY installs a given key instead.
- * Safe to run on every start and from several nodes at once.
+ * The key is returned (to print once) only when generated here; ROOT_API_KEY installs a given key instead, renews
+ * it at every start, and on a database that had another bootstrap root key revokes that one (rotation).
+ * Safe to run on every start and from several nodes at once (with the same ROOT_API_KEY).
  */
 export async function ensureRoot(platform: Platform): Promise<{ createdOrg: boolean; generatedKey: string | null; orgId: string }> {
   const { config, db } = platform;
@@ -48,13 +52,29 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
     let generatedKey: string | null = null;
     if (config.rootApiKey) {
       const prefix = parseApiKey(config.rootApiKey)!.prefix;
-      const have = await sql.one(`SELECT 1 FROM api_keys WHERE prefix = $1`, [prefix]);
+      const have = await sql.one<{ id: string; key_hash: string; revoked_at: string | null }>(
+        `SELECT id, key_hash, revoked_at FROM api_keys WHERE prefix = $1`, [prefix]);
+      if (have && !safeEqual(have.key_hash, hashApiKey(config.rootApiKey))) {
+        throw new AppError('VALIDATION_ERROR', `ROOT_API_KEY: its prefix "${prefix}" belongs to another key; set a newly generated key`);
+      }
       if (!have) {
-        const k = await insertApiKey(sql, root.id, adminId, 'root (ROOT_API_KEY)', ALL_SCOPES, expiresAt, config.rootApiKey);
+        const k = await insertApiKey(sql, root.id, adminId, ROOT_KEY_NAMES.given, ALL_SCOPES, expiresAt, config.rootApiKey);
         await audit(sql, ctx, { orgId: root.id, action: 'api_key.created', targetType: 'api_key', targetId: k.id, details: { root: true } });
+        // The configured key is the root key: the one printed at the first start, or an earlier ROOT_API_KEY, stops
+        // working (rotation: set a new ROOT_API_KEY and restart). Keys made through the API are not touched.
+        const replaced = await sql.query<{ id: string }>(`UPDATE api_keys SET revoked_at = now()
+          WHERE org_id = $1 AND name = ANY ($2::text[]) AND prefix <> $3 AND revoked_at IS NULL RETURNING id`,
+          [root.id, Object.values(ROOT_KEY_NAMES), prefix]);
+        for (const r of replaced) {
+          await audit(sql, ctx, { orgId: root.id, action: 'api_key.revoked', targetType: 'api_key', targetId: r.id, details: { root: true, replaced_by: k.id } });
+        }
+        if (replaced.length) platform.credentials.invalidate();
+      } else if (!have.revoked_at) {
+        // Renewed at every start: keys live at most a year, and a configured key must not expire under a running platform.
+        await sql.exec(`UPDATE api_keys SET expires_at = $2 WHERE id = $1`, [have.id, expiresAt]);
       }
     } else if (createdOrg) {
-      const k = await insertApiKey(sql, root.id, adminId, 'root (first start)', ALL_SCOPES, expiresAt);
+      const k = await insertApiKey(sql, root.id, adminId, ROOT_KEY_NAMES.generated, ALL_SCOPES, expiresAt);
       await audit(sql, ctx, { orgId: root.id, action: 'api_key.created', targetType: 'api_key', targetId: k.id, details: { root: true } });
       generatedKey = k.key;
     }
