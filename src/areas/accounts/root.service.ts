@@ -26,7 +26,8 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
   if (config.rootApiKey && !parseApiKey(config.rootApiKey)) {
     throw new AppError('VALIDATION_ERROR', 'ROOT_API_KEY is malformed: expected svc_live_<8 alphanumerics>_<32 or 64 hex/base64url chars>');
   }
-  return db.systemTx(async (sql) => {
+  let revokedAny = false;
+  const result = await db.systemTx(async (sql) => {
     await lockNamed(sql, 'root-setup');
     let root = await sql.one<{ id: string }>(`SELECT id FROM organizations WHERE is_root`);
     let createdOrg = false;
@@ -68,7 +69,7 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
         for (const r of replaced) {
           await audit(sql, ctx, { orgId: root.id, action: 'api_key.revoked', targetType: 'api_key', targetId: r.id, details: { root: true, replaced_by: k.id } });
         }
-        if (replaced.length) platform.credentials.invalidate();
+        revokedAny = replaced.length > 0;
       } else if (!have.revoked_at) {
         // Renewed at every start: keys live at most a year, and a configured key must not expire under a running platform.
         await sql.exec(`UPDATE api_keys SET expires_at = $2 WHERE id = $1`, [have.id, expiresAt]);
@@ -80,4 +81,7 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
     }
     return { createdOrg, generatedKey, orgId: root.id };
   });
+  // After the commit: a node that re-read the key while the transaction ran would otherwise cache it as still valid.
+  if (revokedAny) platform.credentials.invalidate();
+  return result;
 }
