@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { buildTestApp, newTenant, bearer, type Tenant, type TestApp } from '../../../test/helpers.js';
 import { insertApiKey } from '../../areas/accounts/api-keys.service.js';
 
@@ -391,5 +392,19 @@ describe('tool arguments PostgreSQL cannot store', () => {
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
     const e = rpcErr(await call('tasks.create', { projectId, title: 'd', due_date: '0000-01-01T00:00:00Z' }), -32602);
     expect(e.message).toMatch(/due_date/);
+  });
+});
+
+describe('docs/mcp.md', () => {
+  it('its tool table names every tool with the scope and coarse grant the server applies', async () => {
+    const doc = readFileSync(new URL('../../../docs/mcp.md', import.meta.url), 'utf8');
+    const rows = new Map([...doc.matchAll(/^\| `([a-z_]+(?:\.[a-z_]+)+)` \| [^|]+ \| `([^`]+)` \| ([^|]+) \|/gm)]
+      .map((m) => [m[1], { scope: m[2], coarse: /^`([^`]+)`/.exec(m[3].trim())?.[1] ?? null }]));
+    const listed = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { full: true } })).json().result.tools as
+      Array<{ name: string; _meta?: { scope: string; coarse_scope: string | null } }>;
+    const served = listed.filter((tool) => tool._meta !== undefined).map((tool) => ({ name: tool.name, _meta: tool._meta! })); // not the meta-tools
+    expect(served.length).toBeGreaterThan(10);
+    expect([...rows.keys()].sort()).toEqual(served.map((tool) => tool.name).sort());
+    for (const tool of served) expect({ tool: tool.name, ...rows.get(tool.name) }).toEqual({ tool: tool.name, scope: tool._meta.scope, coarse: tool._meta.coarse_scope });
   });
 });
