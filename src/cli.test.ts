@@ -265,6 +265,20 @@ describe('platform CLI: the bin', () => {
     expect(r.status).toBe(0);
   }, 180_000);
 
+  it('a refused start closes the database connections it opened: the process exits right after its one line', () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-cli-refused-'));
+    // The idle connections of pools left open kept the process alive for the pools' 10 s idle timeout.
+    const r = spawnSync(process.execPath, [path.join(root, 'bin', 'platform.mjs'), 'org', 'create', '--name', 'Other key', '--json'], {
+      cwd: root, encoding: 'utf8', timeout: 8_000,
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), ENCRYPTION_KEY: 'ab'.repeat(32), DATA_DIR: dataDir },
+    });
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(r.signal, 'still running 8 s after its refusal').toBeNull();
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout).error.code).toBe('SERVICE_UNAVAILABLE');
+  }, 30_000);
+
   it('serve --json prints the first start\'s root API key as one JSON line (a well-formed svc_live_ key)', async () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-serve-json-'));

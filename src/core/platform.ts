@@ -77,10 +77,11 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       onUnexpectedExit: (m) => log.error({ component: 'postgres' }, m) });
     url = embedded.url;
   }
+  let opened: Database | undefined;
   try {
     await migrate(url, (m) => log.info({}, m));
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
-    const db = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
+    const db = opened = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
     const box = new SecretBox(encryptionKey(config));
     const signer = await TokenSigner.load(db, box);
     const rateLimitStore = new MemoryRateLimitStore();
@@ -108,6 +109,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       },
     };
   } catch (err) {
+    await opened?.close().catch(() => {});
     if (embedded) await embedded.stop();
     throw err;
   }
