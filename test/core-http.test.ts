@@ -108,7 +108,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
   let store: RateLimitStore;
   const principal: Principal = {
     kind: 'api_key', userId: 'u1', email: 'u@example.test', name: 'U', orgId: 'o1',
-    org: { id: 'o1', name: 'O', slug: 'o', planTier: 'free', subscriptionStatus: 'active', features: [], isRoot: false, sessionDurationDays: 30, settings: {}, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
+    org: { id: 'o1', name: 'O', slug: 'o', planTier: 'free', subscriptionStatus: 'active', features: [], isRoot: false, sessionDurationDays: 30, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
     role: 'owner', permissions: new Set(), scopes: null, legacyKey: false, apiKeyId: 'k1',
   };
   beforeAll(async () => {

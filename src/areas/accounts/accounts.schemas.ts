@@ -43,7 +43,7 @@ export const SwitchOrgBody = Type.Object({ organization_id: Uuid }, strict);
 
 export const MeOut = Type.Object({
   user: UserOut,
-  organization: Type.Omit(OrganizationOut, ['role']),
+  organization: Type.Omit(OrganizationOut, ['role', 'settings'], { description: 'As GET /v1/organizations/current, without role (below) and settings (they need settings:read)' }),
   role: Type.String(),
   permissions: Type.Array(Type.String()),
   credential_kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')], { description: 'Same as credential.kind' }),

@@ -195,9 +195,10 @@ export function me(ctx: ServiceContext) {
   const p = actor(ctx);
   return {
     user: { id: p.userId, email: p.email, name: p.name },
-    // The organization object every other answer gives (GET /v1/organizations/current without `role`, which is below).
+    // The organization object of GET /v1/organizations/current, less `role` (a field of its own here) and `settings`:
+    // /v1/me needs no scope, the settings need settings:read.
     organization: { id: p.org.id, name: p.org.name, slug: p.org.slug, plan_tier: p.org.planTier, subscription_status: p.org.subscriptionStatus,
-      features: p.org.features, settings: p.org.settings, session_duration_days: p.org.sessionDurationDays, is_root: p.org.isRoot,
+      features: p.org.features, session_duration_days: p.org.sessionDurationDays, is_root: p.org.isRoot,
       created_at: p.org.createdAt, updated_at: p.org.updatedAt },
     role: p.role,
     permissions: [...sortedOf(p.permissions)],

@@ -261,7 +261,7 @@ function principal(over: Partial<Principal> & { role?: Role } = {}, org: Partial
     kind: 'user', userId: 'u', email: 'u@example.test', name: 'U', orgId: 'o', role,
     permissions: ROLE_PERMISSIONS[role], scopes: null, legacyKey: false, sessionId: 's', mfaAt: null,
     ...over,
-    org: { id: 'o', name: 'O', slug: 'o', planTier: 'pro', subscriptionStatus: 'active', features: ['documents', 'mcp'], isRoot: false, sessionDurationDays: 30, settings: {}, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', ...org },
+    org: { id: 'o', name: 'O', slug: 'o', planTier: 'pro', subscriptionStatus: 'active', features: ['documents', 'mcp'], isRoot: false, sessionDurationDays: 30, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', ...org },
   };
 }
 function codeOf(fn: () => void): string | null {

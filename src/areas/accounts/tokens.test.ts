@@ -89,18 +89,28 @@ describe('GET /v1/me', () => {
     expect(res.headers.deprecation).toBeUndefined();
   });
 
-  it('gives the same organization object as GET /v1/organizations/current (without role), settings changes included', async () => {
+  it('gives the organization object of GET /v1/organizations/current without role and settings, changes included', async () => {
     const a = await newTenant(t.app);
     const current = async () => {
-      const { role, ...org } = (await t.app.inject({ method: 'GET', url: '/v1/organizations/current', headers: a.auth })).json().data;
-      expect(role).toBe('owner');
+      const { role, settings, ...org } = (await t.app.inject({ method: 'GET', url: '/v1/organizations/current', headers: a.auth })).json().data;
+      expect([role, typeof settings]).toEqual(['owner', 'object']);
       return org;
     };
     expect((await me(a.auth)).json().data.organization).toEqual(await current());
-    const put = await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { theme: 'dark' } } });
+    const put = await t.app.inject({ method: 'PUT', url: '/v1/organizations/current', headers: a.auth, payload: { name: 'Renamed', session_duration_days: 7 } });
     expect(put.statusCode).toBe(200);
     const after = (await me(a.auth)).json().data.organization;
-    expect(after.settings).toEqual({ theme: 'dark' });
+    expect(after).toMatchObject({ name: 'Renamed', session_duration_days: 7 });
     expect(after).toEqual(await current());
+  });
+
+  it('does not show the organization settings to a key without settings:read (/v1/me needs no scope)', async () => {
+    const a = await newTenant(t.app);
+    await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { secret_note: 'x' } } });
+    const key = await a.apiKey(['projects:read']);
+    errorOf(await t.app.inject({ method: 'GET', url: '/v1/settings/org', headers: bearer(key) }), 403, 'FORBIDDEN');
+    const org = (await me(bearer(key))).json().data.organization;
+    expect(org.id).toBe(a.orgId);
+    expect(org).not.toHaveProperty('settings');
   });
 });

@@ -11,19 +11,19 @@ interface Row {
   user_id: string; email: string; user_name: string; user_active: boolean; token_version: number;
   org_id: string; org_name: string; org_slug: string; plan_tier: string; subscription_status: string;
   features: string[]; is_root: boolean; session_duration_days: number; org_deleted_at: string | null;
-  org_settings: Record<string, unknown>; org_created_at: string; org_updated_at: string;
+  org_created_at: string; org_updated_at: string;
   role: Role | null;
 }
 
 const PRINCIPAL_COLUMNS = `
   u.id AS user_id, u.email, u.name AS user_name, u.is_active AS user_active, u.token_version,
   o.id AS org_id, o.name AS org_name, o.slug AS org_slug, o.plan_tier, o.subscription_status, o.features,
-  o.is_root, o.session_duration_days, o.deleted_at AS org_deleted_at, o.settings AS org_settings, o.created_at AS org_created_at,
+  o.is_root, o.session_duration_days, o.deleted_at AS org_deleted_at, o.created_at AS org_created_at,
   o.updated_at AS org_updated_at, m.role`;
 
 function orgOf(r: Row): OrgSnapshot {
   return { id: r.org_id, name: r.org_name, slug: r.org_slug, planTier: r.plan_tier, subscriptionStatus: r.subscription_status,
-    features: r.features, isRoot: r.is_root, sessionDurationDays: r.session_duration_days, settings: r.org_settings,
+    features: r.features, isRoot: r.is_root, sessionDurationDays: r.session_duration_days,
     createdAt: r.org_created_at, updatedAt: r.org_updated_at };
 }
 

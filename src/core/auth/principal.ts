@@ -9,7 +9,6 @@ export interface OrgSnapshot {
   features: string[];
   isRoot: boolean;
   sessionDurationDays: number;
-  settings: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }

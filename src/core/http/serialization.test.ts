@@ -58,7 +58,7 @@ describe('forSerialization', () => {
   it('serializes /v1/me exactly as the schema as written does, for both credential kinds', () => {
     const base = {
       user: { id: 'u', email: 'a@b.c', name: 'A' }, role: 'owner', permissions: ['a', 'b'],
-      organization: { id: 'o', name: 'O', slug: 'o', plan_tier: 'free', subscription_status: 'active', features: ['documents'], settings: { theme: 'dark' },
+      organization: { id: 'o', name: 'O', slug: 'o', plan_tier: 'free', subscription_status: 'active', features: ['documents'],
         session_duration_days: 30, is_root: false, created_at: '2026-11-21T14:00:00.000Z', updated_at: '2026-11-21T14:00:00.000Z' },
     };
     const samples = [

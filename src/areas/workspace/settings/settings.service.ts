@@ -35,7 +35,6 @@ export async function putOrgSettings(ctx: ServiceContext, patch: Record<string, 
     await audit(sql, ctx, { action: 'organization.settings_updated', targetType: 'organization', targetId: p.orgId, details: { keys: Object.keys(patch) } });
     return row;
   });
-  ctx.platform.credentials.invalidate(); // the principal's organization snapshot carries the settings (GET /v1/me)
   return { settings: out.settings, updated_at: out.updated_at };
 }
 
