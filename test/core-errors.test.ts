@@ -264,6 +264,13 @@ describe('on the app', () => {
       .toEqual({ field: 'depends_on.0' });
     // However long the id: no router limit answers before the route's own rule.
     expect(errorOf(await t.app.inject({ url: `/v1/projects/${'a'.repeat(600)}`, headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'projectId' });
+    // An upper-case id is a UUID: accepted, and used and echoed in canonical lower case (path, body and answers).
+    const upper = project.toUpperCase();
+    expect((await t.app.inject({ url: `/v1/projects/${upper}`, headers: a.auth })).json().data.id).toBe(project);
+    const first = (await t.app.inject({ method: 'POST', url: `/v1/projects/${upper}/tasks`, headers: a.auth, payload: { title: 'first' } })).json().data as string;
+    const second = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'second', depends_on: [first.toUpperCase()] } })).json().data as string;
+    expect((await t.app.inject({ url: `/v1/tasks/${second}`, headers: a.auth })).json().data.depends_on).toEqual([first]);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/tasks/${second.toUpperCase()}`, headers: a.auth })).json().data).toEqual({ id: second, deleted: true });
     // The URN form passes common UUID validators (ajv-formats' among them) and then failed in PostgreSQL with a 500.
     const urn = `urn:uuid:${project}`;
     expect(errorOf(await t.app.inject({ url: `/v1/projects/${urn}`, headers: a.auth }), 400, 'INVALID_ID_FORMAT').details).toEqual({ field: 'projectId' });

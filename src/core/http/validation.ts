@@ -40,7 +40,51 @@ export function newAjv(coerce: boolean): Ajv {
   // validation and failed in the database (500 DATABASE_ERROR instead of 400 INVALID_ID_FORMAT).
   ajv.addFormat('uuid', { type: 'string', validate: isUuid });
   ajv.addKeyword({ keyword: 'x-platform-assigned' });
+  // Every validator this Ajv compiles also writes the UUIDs it accepted in lower case: PostgreSQL reads either case,
+  // but an id echoed as sent (`DELETE` answers) or used as an in-process key (collaboration rooms) must be canonical.
+  const compile = ajv.compile.bind(ajv);
+  ajv.compile = ((schema: object) => {
+    const fn = compile(schema);
+    const canonical = uuidCanonicalizer(schema);
+    if (!canonical) return fn;
+    const wrapped = ((data: unknown) => {
+      const valid = fn(data);
+      wrapped.errors = fn.errors;
+      if (valid) canonical(data);
+      return valid;
+    }) as ValidateFunction;
+    return wrapped;
+  }) as typeof ajv.compile;
   return ajv;
+}
+
+type Canonicalize = (value: unknown) => unknown;
+type SchemaNode = { format?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode; anyOf?: SchemaNode[]; oneOf?: SchemaNode[] };
+
+/** A function that lower-cases, in place, every value of `format: uuid` the schema describes; null when it has none. */
+function uuidCanonicalizer(schema: unknown): Canonicalize | null {
+  const s = schema as SchemaNode | undefined;
+  if (!s || typeof s !== 'object') return null;
+  if (s.format === 'uuid') return (v) => (typeof v === 'string' ? v.toLowerCase() : v);
+  const parts: Canonicalize[] = [];
+  for (const branch of [...(s.anyOf ?? []), ...(s.oneOf ?? [])]) {
+    const c = uuidCanonicalizer(branch);
+    if (c) parts.push(c);
+  }
+  const props = Object.entries(s.properties ?? {}).flatMap(([k, p]) => { const c = uuidCanonicalizer(p); return c ? [[k, c] as const] : []; });
+  if (props.length) {
+    parts.push((v) => {
+      if (v && typeof v === 'object' && !Array.isArray(v)) {
+        const o = v as Record<string, unknown>;
+        for (const [k, c] of props) if (Object.hasOwn(o, k)) o[k] = c(o[k]);
+      }
+      return v;
+    });
+  }
+  const item = s.items ? uuidCanonicalizer(s.items) : null;
+  if (item) parts.push((v) => { if (Array.isArray(v)) for (let i = 0; i < v.length; i++) v[i] = item(v[i]); return v; });
+  if (!parts.length) return null;
+  return (v) => parts.reduce((acc, c) => c(acc), v);
 }
 
 /**
