@@ -11,7 +11,7 @@ type Doc = {
   paths: Record<string, Record<string, {
     operationId?: string; summary?: string; security?: unknown[];
     parameters?: Array<{ name: string; in: string; required?: boolean; schema?: unknown }>;
-    requestBody?: { content?: Record<string, { schema?: unknown }> };
+    requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
     responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
   }>>;
   components?: { securitySchemes?: Record<string, unknown> };
@@ -83,8 +83,12 @@ describe('GET /v1/openapi.json', () => {
         if (!params.some((x) => x.in === 'query' && x.name === k && x.schema)) problems.push(`${name}: query parameter ${k} not described`);
       }
       if (r.schema?.body && !Object.values(op.requestBody?.content ?? {}).some((c) => c.schema)) problems.push(`${name}: body not described`);
+      // A body that may be left out is not required; every other body is.
+      if (r.schema?.body && op.requestBody?.required !== !r.config.bodyOptional) problems.push(`${name}: requestBody.required is ${op.requestBody?.required}`);
     }
     expect(problems).toEqual([]);
+    expect(t.app.routeList.filter((r) => r.config.bodyOptional).map((r) => `${r.method} ${r.url}`).sort())
+      .toEqual(['POST /v1/collaboration/ticket', 'POST /v1/documents/:id/file/signed-url']);
   });
 
   it('binary routes name their media types: the PDF upload and download, the sheet export', () => {

@@ -120,7 +120,19 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       return { schema: s as typeof schema, url };
     },
   });
+  let document: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', response: { 200: { type: 'object', additionalProperties: true } } }, config: { auth: 'public' } },
-    async () => app.swagger());
+    async () => (document ??= withOptionalBodies(app.swagger() as unknown as Record<string, unknown>, app.routeList)));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
+}
+
+/** @fastify/swagger marks every request body required; a route whose body may be left out (`bodyOptional`) says so. */
+function withOptionalBodies(doc: Record<string, unknown>, routes: RegisteredRoute[]): Record<string, unknown> {
+  const paths = doc.paths as Record<string, Record<string, { requestBody?: { required?: boolean } }>> | undefined;
+  for (const r of routes) {
+    if (!r.config.bodyOptional) continue;
+    const op = paths?.[r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
+    if (op?.requestBody) op.requestBody.required = false;
+  }
+  return doc;
 }
