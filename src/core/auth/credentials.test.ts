@@ -87,3 +87,24 @@ describe('access tokens and session expiry', () => {
     await expect(a.platform.credentials.recheck(p)).rejects.toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
   });
 });
+
+describe('the credential cache', () => {
+  it('lets go of expired entries, also of tokens that never come back', async () => {
+    const t = await buildTestApp({ credentialCacheTtlMs: 50 });
+    try {
+      const holds = (token: string) => (t.platform.credentials as unknown as { cache: Map<string, unknown> }).cache.has(token);
+      const owner = await newTenant(t.app);
+      const [once, again, later] = [await owner.apiKey(['projects:read']), await owner.apiKey(['projects:read']), await owner.apiKey(['projects:read'])];
+      await t.platform.credentials.resolve(once);
+      await t.platform.credentials.resolve(again);
+      expect([holds(once), holds(again)]).toEqual([true, true]);
+      await new Promise((r) => setTimeout(r, 80));
+      expect(t.platform.credentials.cached(again)).toBeUndefined(); // looked up after its TTL: gone
+      expect([holds(once), holds(again)]).toEqual([true, false]);
+      await t.platform.credentials.resolve(later); // an insertion a TTL after the last sweep sweeps `once`
+      expect([holds(once), holds(later)]).toEqual([false, true]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -101,10 +101,18 @@ export class CredentialResolver {
   }
 
   /** The cached principal of a token, without waiting (undefined when it must be looked up); throws when it expired. */
+  private lastSweep = Date.now();
+  /** At most once per TTL, on an insertion: a pass over at most 50,000 entries. */
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    for (const [token, entry] of this.cache) if (entry.until <= now) this.cache.delete(token);
+  }
+
   cached(token: string): Principal | undefined {
     const now = Date.now();
     const hit = this.cache.get(token);
-    if (!hit || hit.until <= now) return undefined;
+    if (!hit) return undefined;
+    if (hit.until <= now) { this.cache.delete(token); return undefined; }
     if (hit.tokenExp && hit.tokenExp * 1000 <= now) throw new AppError('AUTH_TOKEN_EXPIRED', hit.expiredMessage ?? 'Token has expired; refresh it or sign in again');
     if (hit.principal.apiKeyId) this.touchKey(hit.principal.apiKeyId, hit.principal.orgId, now);
     return hit.principal;
@@ -116,6 +124,8 @@ export class CredentialResolver {
     const now = Date.now();
     const generation = this.generation;
     const { principal, tokenExp, expiredMessage } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
+    // Entries past their TTL go when their token comes back; those whose token never does are swept now and then.
+    if (now - this.lastSweep >= this.ttlMs) this.sweep(now);
     if (this.cache.size > 50_000) this.cache.clear();
     if (generation === this.generation) this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp, expiredMessage });
     if (principal.apiKeyId) this.touchKey(principal.apiKeyId, principal.orgId, now);
