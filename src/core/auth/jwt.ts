@@ -36,9 +36,9 @@ export class TokenSigner {
     for (const r of rows) {
       let opened: string;
       try { opened = box.open(r.private_jwk_sealed); } catch {
-        // The database was first used with another encryption key (another DATA_DIR's key file, or ENCRYPTION_KEY).
+        // Sealed with another encryption key (another DATA_DIR's key file, or ENCRYPTION_KEY), or the sealed text is damaged.
         throw new Error('The token signing key stored in the database cannot be opened with this encryption key: use the '
-          + 'ENCRYPTION_KEY, or the DATA_DIR (its encryption.key file), that this database was first used with');
+          + 'ENCRYPTION_KEY, or the DATA_DIR (its encryption.key file), that this database was first used with (or the stored key is damaged)');
       }
       const privateKey = (await importJWK(JSON.parse(opened), 'EdDSA')) as CryptoKey;
       const publicKey = (await importJWK(r.public_jwk, 'EdDSA')) as CryptoKey;
