@@ -4,6 +4,9 @@ import { AppError } from './errors.js';
 /** The largest `offset` a list accepts (2^31 - 1); beyond it, 400 INVALID_PARAMETER. */
 export const OFFSET_MAX = 2_147_483_647;
 
+/** Whether a value (from a cursor, a client's input) is an offset a list statement accepts: 0 to OFFSET_MAX. */
+export const isOffset = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= OFFSET_MAX;
+
 /** Query schema for offset lists: limit 1..max (default per endpoint), offset >= 0. */
 export const OffsetQuery = (dflt = 50, max = 100) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt })),

@@ -47,9 +47,9 @@ function str(p: Record<string, any>, key: string, method: string, required = tru
 
 /** The core cursor (core/pagination.ts), refused the JSON-RPC way: the provider index and that provider's own cursor. */
 type ResourcesCursor = { p: number; c: unknown };
-function decodeResourcesCursor(cursor: string): ResourcesCursor {
+function decodeResourcesCursor(cursor: string, providers: number): ResourcesCursor {
   try {
-    return decodeCursor<ResourcesCursor>(cursor, ['p', 'c'], (v) => Number.isInteger(v.p) && v.p >= 0);
+    return decodeCursor<ResourcesCursor>(cursor, ['p', 'c'], (v) => Number.isInteger(v.p) && v.p >= 0 && v.p < providers);
   } catch {
     throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" is not a cursor this server issued', { field: 'cursor' });
   }
@@ -125,7 +125,7 @@ export class McpDispatcher {
   private async listResources(ctx: ServiceContext, p: Record<string, any>) {
     if (p.cursor !== undefined && typeof p.cursor !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" must be a string', { field: 'cursor' });
     const principal = actor(ctx);
-    let { p: idx, c: inner } = p.cursor ? decodeResourcesCursor(p.cursor) : { p: 0, c: null as unknown };
+    let { p: idx, c: inner } = p.cursor ? decodeResourcesCursor(p.cursor, this.providers.length) : { p: 0, c: null as unknown };
     const resources: ResourceRef[] = [];
     while (idx < this.providers.length && resources.length < RESOURCE_PAGE) {
       const provider = this.providers[idx];

@@ -88,7 +88,8 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: {} }), -32602);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'https://example.com/x' } }), -32602);
     rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { cursor: 'bogus' } }), -32602);
-    for (const forged of [{ p: -1, c: null }, { p: 1.5, c: null }, { p: 0 }]) {
+    // Past the last provider; offsets beyond what a statement accepts (they reached PostgreSQL: -32603 DATABASE_ERROR).
+    for (const forged of [{ p: -1, c: null }, { p: 1.5, c: null }, { p: 0 }, { p: 99, c: null }, { p: 0, c: { po: 1e300, so: 0 } }, { p: 1, c: { o: 1e300 } }, { p: 1, c: { o: 2 ** 31 } }]) {
       rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { cursor: Buffer.from(JSON.stringify(forged)).toString('base64url') } }), -32602);
     }
     expect(rpcErr(await call('nope.nothing', {}), -32602).message).toContain('nope.nothing');

@@ -1,5 +1,6 @@
 import { AppError } from '../../../core/errors.js';
 import { isUuid } from '../../../core/ids.js';
+import { isOffset } from '../../../core/pagination.js';
 import { getDocument, listDocuments } from '../../../areas/documents/documents.service.js';
 import { resourceUri, type ResourceProvider } from './define.js';
 
@@ -15,7 +16,7 @@ export const documentsResources: ResourceProvider = {
 
   async list(ctx, cursor, limit) {
     const c = (cursor ?? { o: 0 }) as { o?: unknown };
-    if (typeof c !== 'object' || !Number.isInteger(c.o) || (c.o as number) < 0) throw new AppError('INVALID_PARAMETER', '"cursor" is not a cursor this server issued', { field: 'cursor' });
+    if (typeof c !== 'object' || !isOffset(c.o)) throw new AppError('INVALID_PARAMETER', '"cursor" is not a cursor this server issued', { field: 'cursor' });
     const offset = c.o as number;
     const r = await listDocuments(ctx, { kind: 'document', sort_by: 'updated_at', sort_order: 'desc', limit, offset } as unknown as Parameters<typeof listDocuments>[1]);
     return {

@@ -1,5 +1,6 @@
 import { AppError } from '../../../core/errors.js';
 import { isUuid } from '../../../core/ids.js';
+import { isOffset } from '../../../core/pagination.js';
 import { listProjects } from '../../../areas/projects/projects.service.js';
 import { getSpec, listSpecs } from '../../../areas/projects/specs.service.js';
 import { resourceUri, type ResourceProvider, type ResourceRef } from './define.js';
@@ -12,7 +13,7 @@ interface Pos { po: number; so: number }
 function pos(cursor: unknown): Pos {
   if (cursor === null || cursor === undefined) return { po: 0, so: 0 };
   const c = cursor as Partial<Pos>;
-  if (typeof c === 'object' && Number.isInteger(c.po) && Number.isInteger(c.so) && c.po! >= 0 && c.so! >= 0) return { po: c.po!, so: c.so! };
+  if (typeof c === 'object' && isOffset(c.po) && isOffset(c.so)) return { po: c.po, so: c.so };
   throw new AppError('INVALID_PARAMETER', '"cursor" is not a cursor this server issued', { field: 'cursor' });
 }
 
