@@ -102,6 +102,10 @@ describe('GET /v1/me', () => {
     const after = (await me(a.auth)).json().data.organization;
     expect(after).toMatchObject({ name: 'Renamed', session_duration_days: 7 });
     expect(after).toEqual(await current());
+    // A settings write moves the organization's updated_at too.
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/settings/org', headers: a.auth, payload: { settings: { theme: 'dark' } } })).statusCode).toBe(200);
+    expect((await me(a.auth)).json().data.organization).toEqual(await current());
   });
 
   it('does not show the organization settings to a key without settings:read (/v1/me needs no scope)', async () => {

@@ -92,7 +92,7 @@ describe('the credential cache', () => {
   // Entries are planted directly: other test files revoke keys on the same database, and every such announcement
   // empties this process's cache, so a test that waited for real entries to expire could not tell why they went.
   type Entry = { principal: unknown; until: number };
-  const internals = () => a.platform.credentials as unknown as { cache: Map<string, Entry>; lastSweep: number };
+  const internals = () => a.platform.credentials as unknown as { cache: Map<string, Entry> };
 
   it('deletes an entry looked up after its TTL', async () => {
     const owner = await newTenant(a.app);
@@ -102,15 +102,28 @@ describe('the credential cache', () => {
     expect(internals().cache.has('planted-expired')).toBe(false);
   });
 
-  it('sweeps the expired entries of tokens that never come back, at an insertion a TTL after the last sweep', async () => {
+  it('sweeps the expired entries of tokens that never come back at the next insertion, stopping at the first live one', async () => {
     const owner = await newTenant(a.app);
     const principal = await a.platform.credentials.resolve(owner.token);
     const key = await owner.apiKey(['projects:read']);
-    internals().cache.set('planted-expired', { principal, until: Date.now() - 1 });
-    internals().cache.set('planted-live', { principal, until: Date.now() + 600_000 });
-    internals().lastSweep = 0;
+    const { cache } = internals();
+    cache.clear(); // as after an invalidation: the entries below are the oldest
+    cache.set('planted-expired-1', { principal, until: Date.now() - 2 });
+    cache.set('planted-expired-2', { principal, until: Date.now() - 1 });
+    cache.set('planted-live', { principal, until: Date.now() + 600_000 });
     await a.platform.credentials.resolve(key);
-    expect(internals().cache.has('planted-expired')).toBe(false);
-    expect(internals().lastSweep).toBeGreaterThan(0);
+    expect(['planted-expired-1', 'planted-expired-2', 'planted-live', key].map((k) => cache.has(k))).toEqual([false, false, true, true]);
+  });
+
+  it('moves a re-resolved token to the end, so the map stays in expiry order', async () => {
+    const owner = await newTenant(a.app);
+    const key = await owner.apiKey(['projects:read']);
+    const principal = await a.platform.credentials.resolve(owner.token);
+    const { cache } = internals();
+    cache.clear();
+    cache.set(key, { principal, until: Date.now() - 1 }); // expired, at the front
+    cache.set('planted-live', { principal, until: Date.now() + 600_000 });
+    await a.platform.credentials.resolve(key);
+    expect([...cache.keys()].slice(-1)).toEqual([key]);
   });
 });

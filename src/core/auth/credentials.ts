@@ -101,11 +101,15 @@ export class CredentialResolver {
   }
 
   /** The cached principal of a token, without waiting (undefined when it must be looked up); throws when it expired. */
-  private lastSweep = Date.now();
-  /** At most once per TTL, on an insertion: a pass over at most 50,000 entries. */
+  /**
+   * On every insertion: entries are in expiry order (each is inserted last, with the same TTL), so the expired ones
+   * are at the front and the pass stops at the first live one: the work is the number of entries it removes.
+   */
   private sweep(now: number): void {
-    this.lastSweep = now;
-    for (const [token, entry] of this.cache) if (entry.until <= now) this.cache.delete(token);
+    for (const [token, entry] of this.cache) {
+      if (entry.until > now) break;
+      this.cache.delete(token);
+    }
   }
 
   cached(token: string): Principal | undefined {
@@ -124,10 +128,13 @@ export class CredentialResolver {
     const now = Date.now();
     const generation = this.generation;
     const { principal, tokenExp, expiredMessage } = looksLikeApiKey(token) ? await this.fromApiKey(token) : await this.fromJwt(token);
-    // Entries past their TTL go when their token comes back; those whose token never does are swept now and then.
-    if (now - this.lastSweep >= this.ttlMs) this.sweep(now);
+    // Entries past their TTL go when their token comes back; those whose token never does are swept here.
+    this.sweep(now);
     if (this.cache.size > 50_000) this.cache.clear();
-    if (generation === this.generation) this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp, expiredMessage });
+    if (generation === this.generation) {
+      this.cache.delete(token); // re-inserted at the end: the map stays in expiry order (one TTL for all)
+      this.cache.set(token, { principal, until: now + this.ttlMs, tokenExp, expiredMessage });
+    }
     if (principal.apiKeyId) this.touchKey(principal.apiKeyId, principal.orgId, now);
     return principal;
   }

@@ -23,6 +23,14 @@ describe('newAjv: UUIDs come out canonical', () => {
     expect(nulls.parent).toBeNull();
   });
 
+  it('lower-cases only UUIDs: in a union with another string, that string is kept as sent', () => {
+    const validate = newAjv(false).compile(Type.Object({ ref: Type.Union([Type.String({ format: 'uuid' }), Type.String({ pattern: '^[A-Za-z]+$' })]) }));
+    const named = { ref: 'MyProject' };
+    const id = { ref: UPPER };
+    expect([validate(named), validate(id)]).toEqual([true, true]);
+    expect([named.ref, id.ref]).toEqual(['MyProject', LOWER]);
+  });
+
   it('leaves a refused value as sent and reports the error', () => {
     const validate = newAjv(true).compile(Type.Object({ id: Type.String({ format: 'uuid' }) }));
     const data = { id: `urn:uuid:${UPPER}` };

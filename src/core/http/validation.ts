@@ -65,7 +65,8 @@ type SchemaNode = { format?: string; properties?: Record<string, SchemaNode>; it
 function uuidCanonicalizer(schema: unknown): Canonicalize | null {
   const s = schema as SchemaNode | undefined;
   if (!s || typeof s !== 'object') return null;
-  if (s.format === 'uuid') return (v) => (typeof v === 'string' ? v.toLowerCase() : v);
+  // Only a UUID: in a union with another string the value may be that other string.
+  if (s.format === 'uuid') return (v) => (typeof v === 'string' && isUuid(v) ? v.toLowerCase() : v);
   const parts: Canonicalize[] = [];
   for (const branch of [...(s.anyOf ?? []), ...(s.oneOf ?? [])]) {
     const c = uuidCanonicalizer(branch);

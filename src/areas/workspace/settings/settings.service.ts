@@ -35,6 +35,7 @@ export async function putOrgSettings(ctx: ServiceContext, patch: Record<string, 
     await audit(sql, ctx, { action: 'organization.settings_updated', targetType: 'organization', targetId: p.orgId, details: { keys: Object.keys(patch) } });
     return row;
   });
+  ctx.platform.credentials.invalidate(); // the organization's updated_at moved, which GET /v1/me shows
   return { settings: out.settings, updated_at: out.updated_at };
 }
 
