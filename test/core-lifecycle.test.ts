@@ -355,12 +355,20 @@ describe('first start without ROOT_API_KEY', () => {
     await stop(third, dir);
     const fourth = await start(dir, { ROOT_API_KEY: given });
     expect(await expiry(fourth)).toBeGreaterThan(firstExpiry);
+    // A tenant's own key is not a root key, whatever the environment says.
+    const tenant = await api(fourth, 'POST', '/v1/auth/register', { email: `rot-${Date.now()}@example.com`, password: 'Correct-Horse-Battery-9', name: 'T', organization_name: 'T' });
+    const tenantKey = (await api(fourth, 'POST', '/v1/api-keys', { name: 'k', scopes: ['projects:read'], expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString() },
+      String(tenant.body.data!.access_token))).body.data!.key as string;
     await stop(fourth, dir);
-    const clash = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'],
-      { cwd: ROOT, env: serverEnv(dir, await freePort(), { ROOT_API_KEY: `svc_live_Rot8Key1_${randomBytes(16).toString('hex')}` }), encoding: 'utf8', timeout: START_TIMEOUT_MS });
-    expect(clash.status, clash.stderr.slice(-2000)).toBe(1);
-    expect(clash.stderr.trim().split('\n').at(-1)).toMatch(/^platform: could not start: ROOT_API_KEY: its prefix "Rot8Key1" belongs to another key/);
-  }, 5 * START_TIMEOUT_MS + 60_000);
+    const refused = async (rootKey: string, prefix: string) => {
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'],
+        { cwd: ROOT, env: serverEnv(dir, await freePort(), { ROOT_API_KEY: rootKey }), encoding: 'utf8', timeout: START_TIMEOUT_MS });
+      expect(r.status, r.stderr.slice(-2000)).toBe(1);
+      expect(r.stderr.trim().split('\n').at(-1)).toBe(`platform: could not start: ROOT_API_KEY: its prefix "${prefix}" belongs to another key; set a newly generated key`);
+    };
+    await refused(`svc_live_Rot8Key1_${randomBytes(16).toString('hex')}`, 'Rot8Key1');
+    await refused(tenantKey, tenantKey.split('_')[2]);
+  }, 6 * START_TIMEOUT_MS + 60_000);
 });
 
 describe('failures at start and at stop', () => {

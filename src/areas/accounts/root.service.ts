@@ -53,9 +53,11 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
     let generatedKey: string | null = null;
     if (config.rootApiKey) {
       const prefix = parseApiKey(config.rootApiKey)!.prefix;
-      const have = await sql.one<{ id: string; key_hash: string; revoked_at: string | null }>(
-        `SELECT id, key_hash, revoked_at FROM api_keys WHERE prefix = $1`, [prefix]);
-      if (have && !safeEqual(have.key_hash, hashApiKey(config.rootApiKey))) {
+      const have = await sql.one<{ id: string; org_id: string; name: string; key_hash: string; revoked_at: string | null }>(
+        `SELECT id, org_id, name, key_hash, revoked_at FROM api_keys WHERE prefix = $1`, [prefix]);
+      // Only a root key this bootstrap installed is the configured key: not a tenant's key that happens to be set here.
+      const isRootKey = have && have.org_id === root.id && Object.values(ROOT_KEY_NAMES).includes(have.name);
+      if (have && (!isRootKey || !safeEqual(have.key_hash, hashApiKey(config.rootApiKey)))) {
         throw new AppError('VALIDATION_ERROR', `ROOT_API_KEY: its prefix "${prefix}" belongs to another key; set a newly generated key`);
       }
       if (!have) {
@@ -73,6 +75,9 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
       } else if (!have.revoked_at) {
         // Renewed at every start: keys live at most a year, and a configured key must not expire under a running platform.
         await sql.exec(`UPDATE api_keys SET expires_at = $2 WHERE id = $1`, [have.id, expiresAt]);
+      } else {
+        // Revoked through the API (or replaced by a later ROOT_API_KEY): it stays revoked, and the operator is told.
+        platform.log.warn({ prefix }, 'ROOT_API_KEY names a revoked key: it is not reinstated and does not work; set a newly generated key');
       }
     } else if (createdOrg) {
       const k = await insertApiKey(sql, root.id, adminId, ROOT_KEY_NAMES.generated, ALL_SCOPES, expiresAt);
