@@ -233,10 +233,7 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
   let running: Awaited<ReturnType<typeof startPlatform>>;
   try { running = await startPlatform(config, quiet); } catch (err) {
     // No database, or one this configuration cannot use: said once, as a refusal, not as a stack trace.
-    const error = { code: 'SERVICE_UNAVAILABLE', message: (err as Error).message };
-    if (json) io.stdout(JSON.stringify({ error }) + '\n');
-    io.stderr(`${name}: ${error.code}: ${error.message}\n`);
-    return 1;
+    return refusal(io, name, json, { code: 'SERVICE_UNAVAILABLE', message: (err as Error).message });
   }
   try {
     const { data, text } = await cmd.run(systemContext(running.platform, 'cli'), values);
@@ -245,13 +242,17 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
   } catch (err) {
     if (err instanceof UsageError) { io.stderr(`${err.message}\n\n${cmd.usage}`); return 2; }
     if (!(err instanceof AppError)) throw err;
-    const error = { code: err.code, message: flagWording(err, cmd), ...(err.details ? { details: err.details } : {}) };
-    if (json) io.stdout(JSON.stringify({ error }) + '\n');
-    io.stderr(`${name}: ${err.code}: ${error.message}\n`);
-    return 1;
+    return refusal(io, name, json, { code: err.code, message: flagWording(err, cmd), ...(err.details ? { details: err.details } : {}) });
   } finally {
     await running.close();
   }
+}
+
+/** A refused command: one line on stderr, the error as JSON on stdout with --json; exit code 1. */
+function refusal(io: Io, name: string, json: boolean, error: { code: string; message: string; details?: unknown }): number {
+  if (json) io.stdout(JSON.stringify({ error }) + '\n');
+  io.stderr(`${name}: ${error.code}: ${error.message}\n`);
+  return 1;
 }
 
 /**

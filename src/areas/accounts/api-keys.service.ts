@@ -8,6 +8,7 @@ import { generateApiKey } from '../../core/auth/api-key-format.js';
 import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
 import { assertOwnerRank, assertSuperAdminRank, requireActorStillMember } from './organizations.service.js';
+import { accountsRepo } from './accounts.repo.js';
 import { nonBlankText } from '../../core/text.js';
 
 /** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
@@ -106,7 +107,7 @@ export async function listApiKeys(ctx: ServiceContext, page: { limit: number; of
  * administrators out; only the CLI could let them back in).
  */
 async function assertMayRevokeKeyOf(sql: Sql, p: Principal, creatorId: string): Promise<void> {
-  const creator = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, creatorId]);
+  const creator = await accountsRepo.membership(sql, p.orgId, creatorId);
   assertSuperAdminRank(p, creator?.role, 'Only a super-admin can revoke a super-admin\'s API key');
   assertOwnerRank(p, creator?.role, 'Only an owner can revoke an owner\'s API key');
 }
