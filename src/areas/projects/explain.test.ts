@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { listProjectsSql } from './projects.repo.js';
-import { listTasksSql, tasksRepo } from './tasks.repo.js';
+import { listTasksSql, tasksRepo, type BatchedTask } from './tasks.repo.js';
+import { auditRecord } from '../../core/audit.js';
+import { uuidv7 } from '../../core/ids.js';
 import { partsRepo } from './project-parts.repo.js';
 import type { Sql } from '../../core/db/database.js';
 import { assertIndexed, explainAsTenant, statementOf as statementIn, type Plans, type Statement } from '../../../test/explain-support.js';
@@ -96,6 +98,21 @@ describe('list queries use indexes (EXPLAIN)', () => {
       assertIndexed(await explain(q.text, q.params({ orgId: c.orgId, projectId, limit: 50, offset: 0, ...f() })), 'tasks');
     });
   }
+
+  it('POST /v1/projects/{id}/tasks, written in a batch: each task\'s project read through its index', async () => {
+    const status = (await t.platform.db.sys.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND project_id IS NULL ORDER BY sort_order LIMIT 1`, [c.orgId]))!.id;
+    const task = (title: string): BatchedTask => {
+      const id = uuidv7();
+      return {
+        orgId: c.orgId, id, projectId, title, description: null, priority: 'medium', dueDate: null, createdBy: c.userId, statusId: status,
+        activity: { id: uuidv7(), newValue: { title } }, actor: { userId: c.userId, apiKeyId: null, kind: 'user' },
+        audit: auditRecord([c.orgId, uuidv7(), c.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
+      };
+    };
+    let text = ''; // the statement only, not run: the seeded tasks stay as the other tests count them
+    await tasksRepo.insertWithStatusBatch({ query: async (q: string) => { text = q; return []; } } as unknown as Sql, c.orgId, [task('explained 1'), task('explained 2')]);
+    assertIndexed(await explain(text, [c.orgId, JSON.stringify([])]), 'projects');
+  });
 
   const parts: Array<[string, (sql: Sql, orgId: string, projectId: string, limit: number, offset: number) => Promise<unknown>, string]> = [
     ['members', partsRepo.members, 'project_members'],

@@ -34,7 +34,7 @@ describe('the status new tasks start in, kept in memory (first-open-status.ts)',
     expect(await statusOf(a, await createTask(t.app, a, other.id))).toBe('todo');
   });
 
-  it('a kept status that no longer exists: the task is created in the status the lookup finds, and the entry is dropped', async () => {
+  it('a kept status that no longer exists: the task is created in the status the lookup finds, which replaces the entry', async () => {
     const a = await newTenant(t.app);
     const p = await createProject(t.app, a);
     const statuses = firstOpenStatuses(t.platform.db);
@@ -43,7 +43,7 @@ describe('the status new tasks start in, kept in memory (first-open-status.ts)',
     expect(await statusOf(a, id)).toBe('todo');
     const act = await t.platform.db.sys.one<{ new_value: { status: string } }>(`SELECT new_value FROM task_activity WHERE org_id = $1 AND task_id = $2`, [a.orgId, id]);
     expect(act!.new_value.status).toBe('todo');
-    expect(await statuses.get(a.orgId, p.id, async () => undefined)).toBeUndefined(); // forgotten, not 'gone'
+    expect(await statuses.get(a.orgId, p.id, async () => undefined)).toMatchObject({ key: 'todo' }); // 'gone' forgotten, the lookup's status kept
   });
 
   it('with the status kept, an archived project still refuses (409 PROJECT_ARCHIVED) and an unknown one is 404, writing nothing', async () => {

@@ -1,5 +1,5 @@
 import type { Sql } from '../../core/db/database.js';
-import { AUDIT_COLUMNS } from '../../core/audit.js';
+import { AUDIT_COLUMNS, AUDIT_RECORD_COLUMNS } from '../../core/audit.js';
 import type { ActivityRow, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow } from './tasks.schemas.js';
 import { lockNamed } from '../../core/db/locks.js';
 
@@ -50,7 +50,7 @@ const FIRST_OPEN_STATUS = `SELECT e.id, e.key FROM (${EFFECTIVE_STATUSES}) e WHE
 
 type SimpleTask = { orgId: string; id: string; projectId: string; title: string; description: string | null; priority: string; dueDate: string | null; createdBy: string };
 
-// The two statements of a simple task (tasksRepo.insertSimple, insertWithStatus) are built once: the text is the
+// The two statements of a simple task (tasksRepo.insertSimple, insertWithStatusBatch) are built once: the text is the
 // prepared statement's key (core/db/database.ts), and a 1.5 KB text built per call was hashed per call.
 const TASK_ACTIVITY_COLUMNS = 'org_id, id, task_id, action, field, old_value, new_value, actor_user_id, actor_api_key_id, actor_kind';
 const INSERT_SIMPLE = `WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
@@ -64,17 +64,27 @@ const INSERT_SIMPLE = `WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
     INSERT INTO audit_log (${AUDIT_COLUMNS})
     SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
   ) SELECT proj.is_active, proj.status_id, proj.status_key, EXISTS (SELECT 1 FROM ins) AS inserted FROM proj`;
-const INSERT_WITH_STATUS = `WITH ins AS (
+// tasksRepo.insertWithStatusBatch: the tasks come as one JSON array, one parameter whatever the batch's size, so one
+// prepared statement.
+const INSERT_WITH_STATUS_BATCH = `WITH input AS (
+    SELECT * FROM json_to_recordset($2::json) AS i(id uuid, project_id uuid, title text, description text, status_id uuid, priority text,
+      due_date timestamptz, created_by uuid, activity_id uuid, new_value jsonb, actor_user_id uuid, actor_api_key_id uuid, actor_kind text, audit json)
+  ), ins AS (
     INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
-    SELECT $1, $3, $2, $4, $5, $25, $6, $7, $8 FROM projects p WHERE p.org_id = $1 AND p.id = $2 AND p.is_active
-    RETURNING org_id, id
+    SELECT $1, i.id, i.project_id, i.title, i.description, i.status_id, i.priority, i.due_date, i.created_by
+      FROM input i CROSS JOIN LATERAL (SELECT 1 FROM projects p WHERE p.org_id = $1 AND p.id = i.project_id AND p.is_active) p
+    RETURNING id
   ), act AS (
     INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})
-    SELECT ins.org_id, $9, ins.id, 'created', NULL, NULL, $10::jsonb, $11, $12, $13 FROM ins
+    SELECT $1, i.activity_id, i.id, 'created', NULL, NULL, i.new_value, i.actor_user_id, i.actor_api_key_id, i.actor_kind
+      FROM input i JOIN ins ON ins.id = i.id
   ), aud AS (
     INSERT INTO audit_log (${AUDIT_COLUMNS})
-    SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
-  ) SELECT EXISTS (SELECT 1 FROM ins) AS inserted`;
+    SELECT a.* FROM input i JOIN ins ON ins.id = i.id CROSS JOIN LATERAL json_to_record(i.audit) AS a(${AUDIT_RECORD_COLUMNS})
+  ) SELECT id FROM ins`;
+
+/** One task of a batch for tasksRepo.insertWithStatusBatch. */
+export type BatchedTask = SimpleTask & { statusId: string; activity: { id: string; newValue: Record<string, unknown> }; actor: Actor; audit: Record<string, unknown> };
 
 const TASK_SELECT = `SELECT t.id, t.project_id, t.spec_id, t.title, s.key AS status_key, s.name AS status_name, t.priority, t.assigned_to,
     t.due_date, t.created_at, t.updated_at, t.description, t.status_id, t.parent_task_id, t.created_by,
@@ -130,14 +140,20 @@ export const tasksRepo = {
         a.userId, a.apiKeyId, a.kind, ...auditRow]),
 
   /**
-   * insertSimple when the starting status is already known (first-open-status.ts): the same three rows, written only
-   * if the project exists and is active, without looking up the status. false: nothing written (no such project, or
-   * archived: insertSimple tells which). A status deleted meanwhile fails the task's status key (23503).
+   * Simple tasks whose starting status is known (first-open-status.ts), all of one organization, in one statement: for
+   * each, the three rows insertSimple writes, only if its project exists and is active, without looking the status up.
+   * Answers whether each was written, in order (false: no such project, or archived; insertSimple tells which). A status
+   * deleted meanwhile fails the statement on the task's status key (23503).
    */
-  insertWithStatus: async (sql: Sql, t: SimpleTask & { statusId: string }, activity: { id: string; newValue: Record<string, unknown> }, a: Actor, auditRow: unknown[]) =>
-    (await sql.one<{ inserted: boolean }>(INSERT_WITH_STATUS,
-      [t.orgId, t.projectId, t.id, t.title, t.description, t.priority, t.dueDate, t.createdBy, activity.id, JSON.stringify(activity.newValue),
-        a.userId, a.apiKeyId, a.kind, ...auditRow, t.statusId]))!.inserted,
+  insertWithStatusBatch: async (sql: Sql, orgId: string, tasks: BatchedTask[]) => {
+    const input = tasks.map((t) => ({
+      id: t.id, project_id: t.projectId, title: t.title, description: t.description, status_id: t.statusId, priority: t.priority,
+      due_date: t.dueDate, created_by: t.createdBy, activity_id: t.activity.id, new_value: t.activity.newValue,
+      actor_user_id: t.actor.userId, actor_api_key_id: t.actor.apiKeyId, actor_kind: t.actor.kind, audit: t.audit,
+    }));
+    const written = new Set((await sql.query<{ id: string }>(INSERT_WITH_STATUS_BATCH, [orgId, JSON.stringify(input)])).map((r) => r.id));
+    return tasks.map((t) => written.has(t.id));
+  },
 
   /** The status a project's new tasks start in: its first open status (sort order, then key); undefined if none. */
   firstOpenStatus: (sql: Sql, orgId: string, projectId: string) =>

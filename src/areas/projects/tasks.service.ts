@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../../core/errors.js';
 import { actor, requirePermission, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
-import { audit, auditValues } from '../../core/audit.js';
+import { audit, auditRecord, auditValues } from '../../core/audit.js';
 import { isForeignKeyViolation, type Sql } from '../../core/db/database.js';
 import { tasksRepo, type ActivityInput } from './tasks.repo.js';
 import { clampPage, requireProject } from './project-access.js';
@@ -9,6 +9,7 @@ import { splitTotal } from './project-parts.repo.js';
 import { actorOf, checkTaskRefs, mentionedEmails, newMentions, TRACKED_FIELDS, trackedValues } from './task-rules.js';
 import { emit } from './task.events.js';
 import { firstOpenStatuses } from './first-open-status.js';
+import { taskInserts } from './task-inserts.js';
 import type { Page, Paged } from './projects.schemas.js';
 import type { ActivityRow, CreateTaskInput, ListTasksFilter, TaskListRow, TaskRow, TaskStatusRow, UpdateTaskInput } from './tasks.schemas.js';
 import { nonBlankText } from '../../core/text.js';
@@ -94,9 +95,10 @@ export async function createTask(ctx: ServiceContext, input: { projectId: string
 /**
  * createTask for a task without references or mentions (the usual case): nothing to check but the project, so the
  * checks and all three writes are one statement (one round trip, no transaction). When this process knows the
- * project's starting status (first-open-status.ts) the statement only checks that the project is active; otherwise
- * it also looks the status up, and what it finds is kept for the next task. Same results, errors and events; null
- * sends the caller to the general path.
+ * project's starting status (first-open-status.ts) the statement only checks that the project is active, and tasks of
+ * the organization created at the same moment share it (task-inserts.ts: one statement and one commit for several);
+ * otherwise it also looks the status up, and what it finds is kept for the next task. Same results, errors and
+ * events; null sends the caller to the general path.
  */
 async function createSimpleTask(ctx: ServiceContext, input: { projectId: string } & CreateTaskInput, id: string, title: string): Promise<string | null> {
   const p = actor(ctx);
@@ -108,8 +110,25 @@ async function createSimpleTask(ctx: ServiceContext, input: { projectId: string 
   const activityId = uuidv7();
   const auditRow = auditValues(ctx, { action: 'task.created', targetType: 'task', targetId: id, details: { project_id: input.projectId, title } });
   const statuses = firstOpenStatuses(ctx.platform.db);
+  const created = (statusKey: string) => {
+    emit(ctx, 'task.created', id, { task_id: id, project_id: input.projectId, title, status_key: statusKey, priority, assigned_to: null, due_date: task.dueDate });
+    return id;
+  };
+  const known = statuses.peek(p.orgId, input.projectId);
+  if (known) {
+    try {
+      const written = await taskInserts(ctx.platform.db).submit(p.orgId, {
+        ...task, statusId: known.id, activity: { id: activityId, newValue: { ...values, status: known.key } }, actor: actorOf(ctx), audit: auditRecord(auditRow),
+      });
+      if (written) return created(known.key);
+    } catch (err) {
+      if (!isForeignKeyViolation(err)) throw err;
+      statuses.forget(p.orgId); // the status went away before its announcement arrived
+    }
+  }
+  // Status not known yet, or the task not written (no such project, archived, a status gone): the statement that looks
+  // the project and its status up writes the task or tells why it cannot be, and what it finds is kept for the next.
   const statusKey = await ctx.platform.db.tenant(p.orgId, async (sql) => {
-    /** The statement that looks the status up: answers whether the task was written, or throws the project's error. */
     const withLookup = async (): Promise<NonNullable<Awaited<ReturnType<typeof tasksRepo.insertSimple>>>> => {
       const r = await tasksRepo.insertSimple(sql, task, { id: activityId, newValue: values }, actorOf(ctx), auditRow);
       if (!r) throw notFound('Project');
@@ -117,29 +136,16 @@ async function createSimpleTask(ctx: ServiceContext, input: { projectId: string 
       return r;
     };
     let looked: Awaited<ReturnType<typeof withLookup>> | undefined;
-    const known = await statuses.get(p.orgId, input.projectId, async () => {
+    await statuses.get(p.orgId, input.projectId, async () => {
       looked = await withLookup();
       return looked.status_id ? { id: looked.status_id, key: looked.status_key! } : null;
     });
-    if (!looked && known) {
-      try {
-        const inserted = await tasksRepo.insertWithStatus(sql, { ...task, statusId: known.id }, { id: activityId, newValue: { ...values, status: known.key } },
-          actorOf(ctx), auditRow);
-        if (inserted) return known.key;
-      } catch (err) {
-        if (!isForeignKeyViolation(err)) throw err;
-        statuses.forget(p.orgId); // the status went away before its announcement arrived
-      }
-    }
-    looked ??= await withLookup(); // no such project, archived, no open status, or a status gone: the lookup tells
+    looked ??= await withLookup(); // known meanwhile (another request's lookup), or known and not written above
     if (looked.inserted) return looked.status_key!;
     if (!looked.status_id) throw new AppError('CONFLICT', 'The organization has no open task status to start a task in');
     return null; // unarchived between the statement and requireProject: the general path decides
   });
-  if (statusKey === null) return null;
-  const data = { task_id: id, project_id: input.projectId, title };
-  emit(ctx, 'task.created', id, { ...data, status_key: statusKey, priority, assigned_to: null, due_date: task.dueDate });
-  return id;
+  return statusKey === null ? null : created(statusKey);
 }
 
 async function lockedTask(sql: Sql, orgId: string, taskId: string): Promise<TaskRow> {

@@ -51,6 +51,11 @@ export class NotifiedOrgCache<V> {
     return value;
   }
 
+  /** The organization's value for `key` when it is in memory (and safe to use), without loading it. */
+  peek(orgId: string, key: string): V | undefined {
+    return this.db.listener.isLive(this.channel) ? this.byOrg.get(orgId)?.get(key) : undefined;
+  }
+
   /** Drops an organization's entries (`*`: all). Called on every announcement, and by a process right after it commits a change. */
   forget(orgId: string): void {
     for (const [org, loads] of this.loading) if (orgId === '*' || org === orgId) for (const l of loads) l.stale = true;
