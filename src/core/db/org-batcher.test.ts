@@ -83,4 +83,14 @@ describe('OrgBatcher', () => {
     s.release();
     expect(await Promise.all(answers)).toEqual(['database unreachable', 'OrgBatcher: 0 results for 1 items']);
   });
+
+  it('rejects every item of a batch whose write answered another count of results, without writing them again', async () => {
+    const s = stubDb();
+    const batches: number[][] = [];
+    const b = new OrgBatcher<number, number>(s.db, async (_sql, _org, items) => { batches.push(items); return items.slice(1); }, { maxInFlight: 1, maxBatch: 10 });
+    const answers = [1, 2, 3].map((i) => b.submit('org-a', i).catch((err: Error) => err.message));
+    for (let i = 0; i < 2; i++) { await tick(); s.release(); }
+    expect(await Promise.all(answers)).toEqual(['OrgBatcher: 0 results for 1 items', 'OrgBatcher: 1 results for 2 items', 'OrgBatcher: 1 results for 2 items']);
+    expect(batches).toEqual([[1], [2, 3]]);
+  });
 });

@@ -52,15 +52,23 @@ export class OrgBatcher<I, R> {
   }
 
   private async run(orgId: string, batch: Waiter<I, R>[]): Promise<void> {
+    let results: R[];
     try {
-      const results = await this.db.tenant(orgId, (sql) => this.write(sql, orgId, batch.map((w) => w.item)));
-      if (results.length !== batch.length) throw new Error(`OrgBatcher: ${results.length} results for ${batch.length} items`);
-      batch.forEach((w, i) => w.resolve(results[i]!));
+      results = await this.db.tenant(orgId, (sql) => this.write(sql, orgId, batch.map((w) => w.item)));
     } catch (err) {
       if (batch.length === 1) { batch[0]!.reject(err); return; }
       // One item's failure (a row a concurrent change made invalid) fails the whole statement: each item alone.
       await Promise.all(batch.map((w) => this.db.tenant(orgId, (sql) => this.write(sql, orgId, [w.item]))
-        .then((r) => w.resolve(r[0]!), w.reject)));
+        .then((r) => this.settle([w], r), w.reject)));
+      return;
     }
+    this.settle(batch, results);
+  }
+
+  /** Answers each waiter its result; a write that answered another count of results is a defect, not retried. */
+  private settle(batch: Waiter<I, R>[], results: R[]): void {
+    if (results.length === batch.length) { batch.forEach((w, i) => w.resolve(results[i]!)); return; }
+    const err = new Error(`OrgBatcher: ${results.length} results for ${batch.length} items`);
+    for (const w of batch) w.reject(err);
   }
 }
