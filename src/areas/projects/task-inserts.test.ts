@@ -1,8 +1,10 @@
 /** Simple task creations that arrive together are written in batches: each keeps its own rows, answer and errors. */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, errorOf, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { auditRecord } from '../../core/audit.js';
+import type { Sql } from '../../core/db/database.js';
 import { uuidv7 } from '../../core/ids.js';
 import { taskInserts } from './task-inserts.js';
 import { tasksRepo, type BatchedTask } from './tasks.repo.js';
@@ -82,6 +84,42 @@ describe('simple task creations written together', () => {
     const written = await t.platform.db.tenant(a.orgId, (sql) => sql.query<{ title: string }>(`SELECT title FROM tasks WHERE org_id = $1 AND project_id = $2 ORDER BY title`, [a.orgId, project]));
     expect(written.map((r) => r.title)).toEqual(['direct 0', 'direct 1', 'direct 3']);
   });
+
+  it('two batches on connections sharing a task counter stripe, with projects in opposite orders, do not deadlock', async () => {
+    const [p1, p2] = [await newProject(), await newProject()];
+    const status = await t.platform.db.tenant(a.orgId, (sql) => sql.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND key = 'todo' AND project_id IS NULL`, [a.orgId]));
+    const item = (projectId: string): BatchedTask => {
+      const id = uuidv7();
+      return {
+        orgId: a.orgId, id, projectId, title: 'striped', description: null, priority: 'medium', dueDate: null, createdBy: a.userId, statusId: status!.id,
+        activity: { id: uuidv7(), newValue: {} }, actor: { userId: a.userId, apiKeyId: null, kind: 'user' },
+        audit: auditRecord([a.orgId, uuidv7(), a.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
+      };
+    };
+    // Two app connections whose backends update the same counter rows (pg_backend_pid() % 64, migration 0053).
+    const stripe = async (c: pg.PoolClient) => Number((await c.query('SELECT pg_backend_pid() % 64 AS s')).rows[0].s);
+    const first = await t.platform.db.app.connect();
+    let second: pg.PoolClient | undefined;
+    for (let i = 0; i < 400 && !second; i++) {
+      const c = await t.platform.db.app.connect();
+      if ((await stripe(c)) === (await stripe(first))) second = c;
+      else c.release(true);
+    }
+    try {
+      expect(second).toBeDefined();
+      const sqlOf = (c: pg.PoolClient) => ({ query: async (q: string, params?: unknown[]) => (await c.query(q, params)).rows }) as unknown as Sql;
+      for (const c of [first, second!]) await c.query(`SELECT set_config('app.org_id', $1, false)`, [a.orgId]);
+      for (let round = 0; round < 5; round++) {
+        const one = Array.from({ length: 40 }, (_, k) => item(k < 20 ? p1 : p2));
+        const other = Array.from({ length: 40 }, (_, k) => item(k < 20 ? p2 : p1));
+        const written = await Promise.all([tasksRepo.insertWithStatusBatch(sqlOf(first), a.orgId, one), tasksRepo.insertWithStatusBatch(sqlOf(second!), a.orgId, other)]);
+        expect(written.flat()).toEqual(Array(80).fill(true));
+      }
+    } finally {
+      first.release();
+      second?.release();
+    }
+  }, 60_000);
 
   it("a batch of one organization cannot write into another's project: the task is not written", async () => {
     const b = await newTenant(t.app);

@@ -65,7 +65,8 @@ const INSERT_SIMPLE = `WITH proj AS (${PROJECT_FOR_NEW_TASK}), ins AS (
     SELECT $14::uuid, $15::uuid, $16::uuid, $17::uuid, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::jsonb FROM ins
   ) SELECT proj.is_active, proj.status_id, proj.status_key, EXISTS (SELECT 1 FROM ins) AS inserted FROM proj`;
 // tasksRepo.insertWithStatusBatch: the tasks come as one JSON array, one parameter whatever the batch's size, so one
-// prepared statement.
+// prepared statement. They are inserted in project order: each insert updates its project's task counter row of the
+// connection's stripe (migration 0053), so two batches that take projects in the same order cannot deadlock.
 const INSERT_WITH_STATUS_BATCH = `WITH input AS (
     SELECT * FROM json_to_recordset($2::json) AS i(id uuid, project_id uuid, title text, description text, status_id uuid, priority text,
       due_date timestamptz, created_by uuid, activity_id uuid, new_value jsonb, actor_user_id uuid, actor_api_key_id uuid, actor_kind text, audit json)
@@ -73,6 +74,7 @@ const INSERT_WITH_STATUS_BATCH = `WITH input AS (
     INSERT INTO tasks (org_id, id, project_id, title, description, status_id, priority, due_date, created_by)
     SELECT $1, i.id, i.project_id, i.title, i.description, i.status_id, i.priority, i.due_date, i.created_by
       FROM input i CROSS JOIN LATERAL (SELECT 1 FROM projects p WHERE p.org_id = $1 AND p.id = i.project_id AND p.is_active) p
+      ORDER BY i.project_id, i.id
     RETURNING id
   ), act AS (
     INSERT INTO task_activity (${TASK_ACTIVITY_COLUMNS})

@@ -66,4 +66,19 @@ describe('NotifiedOrgCache', () => {
     expect(await c.get('a', 'k', async () => 'a2')).toBe('a1');
     expect(await c.get('b', 'k', async () => 'b2')).toBe('b2');
   });
+
+  it('peek answers what is in memory without loading, only while live, and counts as a use', async () => {
+    const s = stubDb();
+    const c = new NotifiedOrgCache<string>(s.db, 'ch', 2);
+    expect(c.peek('a', 'k')).toBeUndefined();
+    await c.get('a', 'k', async () => 'a1');
+    await c.get('b', 'k', async () => 'b1');
+    expect(c.peek('a', 'k')).toBe('a1'); // a is now the most recent
+    expect(c.peek('a', 'other')).toBeUndefined();
+    await c.get('c', 'k', async () => 'c1'); // drops b
+    expect(c.peek('a', 'k')).toBe('a1');
+    expect(c.peek('b', 'k')).toBeUndefined();
+    s.live = false;
+    expect(c.peek('a', 'k')).toBeUndefined();
+  });
 });

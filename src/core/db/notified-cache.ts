@@ -53,7 +53,11 @@ export class NotifiedOrgCache<V> {
 
   /** The organization's value for `key` when it is in memory (and safe to use), without loading it. */
   peek(orgId: string, key: string): V | undefined {
-    return this.db.listener.isLive(this.channel) ? this.byOrg.get(orgId)?.get(key) : undefined;
+    const entries = this.db.listener.isLive(this.channel) ? this.byOrg.get(orgId) : undefined;
+    if (!entries?.has(key)) return undefined;
+    this.byOrg.delete(orgId); // most recently used last, for the size bound
+    this.byOrg.set(orgId, entries);
+    return entries.get(key);
   }
 
   /** Drops an organization's entries (`*`: all). Called on every announcement, and by a process right after it commits a change. */

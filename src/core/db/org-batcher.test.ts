@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Database, Sql } from './database.js';
 import { OrgBatcher } from './org-batcher.js';
@@ -21,6 +22,8 @@ function stubDb() {
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
+/** An error the database answered (a statement it refused), as pg reports it. */
+const refused = (message: string) => new pg.DatabaseError(message, 0, 'error');
 
 describe('OrgBatcher', () => {
   it('sends an item alone when fewer than maxInFlight batches run, and the items that arrive meanwhile together in the next', async () => {
@@ -60,18 +63,32 @@ describe('OrgBatcher', () => {
     expect(sizes).toEqual([1, 3, 3, 1]);
   });
 
-  it('writes each item of a failed batch again alone, so only the item at fault gets the error', async () => {
+  it('writes each item of a batch the database refused again alone, one after another on one connection, so only the item at fault gets the error', async () => {
     const s = stubDb();
     const batches: string[][] = [];
     const b = new OrgBatcher<string, string>(s.db, async (_sql, _org, items) => {
       batches.push(items);
-      if (items.includes('bad')) throw new Error('violates a constraint');
+      if (items.includes('bad')) throw refused('violates a constraint');
       return items.map((i) => i.toUpperCase());
     }, { maxInFlight: 1, maxBatch: 10 });
     const answers = ['first', 'ok', 'bad', 'fine'].map((i) => b.submit('org-a', i).then((r) => ({ r }), (err: Error) => ({ err: err.message })));
     for (let i = 0; i < 3; i++) { await tick(); s.release(); }
     expect(await Promise.all(answers)).toEqual([{ r: 'FIRST' }, { r: 'OK' }, { err: 'violates a constraint' }, { r: 'FINE' }]);
     expect(batches).toEqual([['first'], ['ok', 'bad', 'fine'], ['ok'], ['bad'], ['fine']]);
+    expect(s.orgs).toHaveLength(3); // the first batch, the refused one, and one connection for its items one by one
+  });
+
+  it('without a connection (or when it breaks), fails the batch and the items waiting behind it at once, writing nothing again', async () => {
+    const s = stubDb();
+    let writes = 0;
+    const unreachable = new Error('timeout exceeded when trying to connect');
+    const b = new OrgBatcher<number, number>(s.db, async () => { writes++; throw unreachable; }, { maxInFlight: 1, maxBatch: 2 });
+    const answers = [1, 2, 3, 4, 5].map((i) => b.submit('org-a', i).catch((err: Error) => err.message));
+    await tick();
+    s.release();
+    expect(await Promise.all(answers)).toEqual(Array(5).fill('timeout exceeded when trying to connect'));
+    expect(writes).toBe(1);
+    expect(s.orgs).toHaveLength(1);
   });
 
   it('rejects an item written alone with its own error, and a write that answers the wrong number of results', async () => {

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Database, Sql } from './database.js';
 
 /**
@@ -24,8 +25,9 @@ type OrgQueue<I, R> = { waiting: Waiter<I, R>[]; inFlight: number };
  * statement start and one commit instead of one per item, which is most of what a small write costs.
  *
  * Each batch runs on one tenant connection of its organization (row-level security as for any request); items of
- * different organizations never share one. When a batch of several fails, each of its items is written again alone,
- * so an item's outcome (its result or its error) is the one it would have had without batching.
+ * different organizations never share one. When the database refuses a batch of several, each of its items is written
+ * again alone, so an item's outcome (its result or its error) is the one it would have had without batching; when no
+ * connection can be had, the batch and the items waiting behind it fail at once.
  */
 export class OrgBatcher<I, R> {
   private readonly queues = new Map<string, OrgQueue<I, R>>();
@@ -44,25 +46,56 @@ export class OrgBatcher<I, R> {
   private flush(orgId: string, q: OrgQueue<I, R>): void {
     const batch = q.waiting.splice(0, this.opts.maxBatch);
     q.inFlight++;
-    void this.run(orgId, batch).finally(() => {
+    void this.run(orgId, q, batch).finally(() => {
       q.inFlight--;
       if (q.waiting.length) this.flush(orgId, q);
       else if (!q.inFlight) this.queues.delete(orgId);
     });
   }
 
-  private async run(orgId: string, batch: Waiter<I, R>[]): Promise<void> {
+  private async run(orgId: string, q: OrgQueue<I, R>, batch: Waiter<I, R>[]): Promise<void> {
     let results: R[];
     try {
       results = await this.db.tenant(orgId, (sql) => this.write(sql, orgId, batch.map((w) => w.item)));
     } catch (err) {
-      if (batch.length === 1) { batch[0]!.reject(err); return; }
-      // One item's failure (a row a concurrent change made invalid) fails the whole statement: each item alone.
-      await Promise.all(batch.map((w) => this.db.tenant(orgId, (sql) => this.write(sql, orgId, [w.item]))
-        .then((r) => this.settle([w], r), w.reject)));
+      if (!(err instanceof pg.DatabaseError)) {
+        // No connection within the pool's timeout, or it broke: the items waiting behind this batch would meet the
+        // same after waiting their turn, so they fail now, as a request waiting for a connection of its own would.
+        for (const w of [...batch, ...q.waiting.splice(0)]) w.reject(err);
+        return;
+      }
+      if (batch.length === 1) batch[0]!.reject(err);
+      else await this.oneByOne(orgId, batch);
       return;
     }
     this.settle(batch, results);
+  }
+
+  /**
+   * The items of a batch the database refused, each in a statement of its own (one item's row, made invalid by a
+   * concurrent change, fails the whole statement), one after another on one connection: a failed batch must not take
+   * a connection per item from the pool.
+   */
+  private async oneByOne(orgId: string, batch: Waiter<I, R>[]): Promise<void> {
+    let next = 0;
+    try {
+      await this.db.tenant(orgId, async (sql) => {
+        for (; next < batch.length; next++) {
+          const w = batch[next]!;
+          let results: R[];
+          try {
+            results = await this.write(sql, orgId, [w.item]);
+          } catch (err) {
+            if (!(err instanceof pg.DatabaseError)) throw err; // the connection is gone: the rest fail with it
+            w.reject(err);
+            continue;
+          }
+          this.settle([w], results);
+        }
+      });
+    } catch (err) {
+      for (const w of batch.slice(next)) w.reject(err);
+    }
   }
 
   /** Answers each waiter its result; a write that answered another count of results is a defect, not retried. */
