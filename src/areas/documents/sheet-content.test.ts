@@ -77,6 +77,33 @@ describe('text a sheet cannot store (NUL, unpaired surrogates)', () => {
   });
 });
 
+describe("cells outside Excel's grid (A1 to XFD1048576)", () => {
+  it('a socket edit or a PUT of a cell past column XFD or row 1048576 is 400 VALIDATION_ERROR and nothing is stored; the last cell is accepted', async () => {
+    const id = (await create(a, 'sheets', { name: 'Grid edge' })).json().data.document.id;
+    const s = await openSheetSession(t.platform, a.token, id);
+    await editCell(t.platform, s, { sheet: 0, cell: 'A1', value: 'h' });
+    const before = await storedContent(id);
+    for (const cell of ['XFE1', 'A1048577', 'ZZZ1']) {
+      await expect(editCell(t.platform, s, { sheet: 0, cell, value: 'beyond' })).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR', message: '"cell" must be an A1 reference inside the grid, A1 to XFD1048576', details: { field: 'cell' },
+      });
+    }
+    const put = errorOf(await putContent(id, { sheets: [{ name: 'S', cells: { A1: { v: 'h' }, XFE2: { v: 1 } } }] }), 400, 'VALIDATION_ERROR');
+    expect(put).toMatchObject({ message: 'Bad cell XFE2: a cell is an A1 reference inside the grid (A1 to XFD1048576) holding an object', details: { field: 'content' } });
+    expect(await storedContent(id)).toBe(before);
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'XFD1048576', value: 'corner' })).data).toEqual({ v: 'corner' });
+  });
+
+  it('a formula reading a cell outside the grid is an error value, and the sheet still exports as xlsx', async () => {
+    const id = (await create(a, 'sheets', { name: 'Grid formula' })).json().data.document.id;
+    expect((await putContent(id, { sheets: [{ name: 'S', cells: { A1: { v: 2 }, B1: { f: '=XFE1+A1' } } }] })).statusCode).toBe(200);
+    const csv = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` });
+    expect(csv.body.trim()).toBe('2,#ERROR!');
+    const xlsx = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx` });
+    expect(xlsx.statusCode).toBe(200);
+  });
+});
+
 describe('formula cycles', () => {
   it('direct and indirect cycles display #CYCLE!, and so do cells that depend on one, whatever the order of evaluation', () => {
     const cells = { C2: { f: '=C2+1' }, A1: { f: '=B1+1' }, B1: { f: '=A1*2' }, D1: { f: '=A1+1' }, E1: { f: '=C2&"x"' }, F1: { f: '=SUM(A1:B1)' }, G1: { v: 5 }, G2: { f: '=G1*2' }, H1: { f: '=1/0+A1' } };

@@ -36,7 +36,7 @@ export interface CellEdit { sheet: number; cell: string; value?: CellValue; form
 export async function editCell(platform: Platform, s: SheetSession, e: CellEdit) {
   if (s.capability !== 'write') throw new AppError('PERMISSION_DENIED', 'This connection is read-only (needs "document.update")', { permission: 'document.update' });
   if (!Number.isInteger(e.sheet) || e.sheet < 0) throw validation('"sheet" must be a zero-based sheet index', { field: 'sheet' });
-  if (typeof e.cell !== 'string' || !parseRef(e.cell)) throw validation('"cell" must be an A1 reference', { field: 'cell' });
+  if (typeof e.cell !== 'string' || !parseRef(e.cell)) throw validation('"cell" must be an A1 reference inside the grid, A1 to XFD1048576', { field: 'cell' });
   if (e.formula !== undefined && e.formula !== null && (typeof e.formula !== 'string' || !e.formula.startsWith('=') || e.formula.length > 8192)) throw validation('"formula" must start with =', { field: 'formula' });
   if (e.value !== undefined && e.value !== null && !['string', 'number', 'boolean'].includes(typeof e.value)) throw validation('"value" must be a string, number, boolean or null', { field: 'value' });
   if (typeof e.value === 'string' && e.value.length > 32_768) throw validation('"value" is too long', { field: 'value' });

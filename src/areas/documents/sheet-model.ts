@@ -18,12 +18,18 @@ export const emptyDeck = () => ({ slides: [{ id: 's1', title: '', body: '' }] })
 
 const CELL_RE = /^([A-Z]{1,3})([1-9][0-9]{0,6})$/;
 
+/** Excel's grid (columns A to XFD, rows 1 to 1,048,576): a cell outside it could not be exported as xlsx. */
+export const MAX_COLUMNS = 16_384;
+export const MAX_ROWS = 1_048_576;
+
+/** An A1 reference inside Excel's grid, zero-based; null for anything else. */
 export function parseRef(ref: string): { col: number; row: number } | null {
   const m = CELL_RE.exec(ref);
   if (!m) return null;
   let col = 0;
   for (const ch of m[1]) col = col * 26 + (ch.charCodeAt(0) - 64);
-  return { col: col - 1, row: Number(m[2]) - 1 };
+  const row = Number(m[2]);
+  return col > MAX_COLUMNS || row > MAX_ROWS ? null : { col: col - 1, row: row - 1 };
 }
 
 export function colName(col: number): string {
@@ -55,7 +61,7 @@ export function parseWorkbook(content: string): Workbook {
   for (const s of w.sheets) {
     if (!s || typeof s.name !== 'string' || typeof s.cells !== 'object' || s.cells === null) throw validation('Each sheet needs a name and cells', { field: 'content' });
     for (const [ref, cell] of Object.entries(s.cells)) {
-      if (!parseRef(ref) || typeof cell !== 'object' || cell === null) throw validation(`Bad cell ${ref}`, { field: 'content' });
+      if (!parseRef(ref) || typeof cell !== 'object' || cell === null) throw validation(`Bad cell ${ref}: a cell is an A1 reference inside the grid (A1 to XFD1048576) holding an object`, { field: 'content' });
       if (cell.f !== undefined && (typeof cell.f !== 'string' || !cell.f.startsWith('='))) throw validation(`Formula of ${ref} must start with =`, { field: 'content' });
       if (cell.v !== undefined && cell.v !== null && !['string', 'number', 'boolean'].includes(typeof cell.v)) throw validation(`Bad value in ${ref}`, { field: 'content' });
     }
@@ -184,7 +190,7 @@ class Parser {
     if (/^\d/.test(t)) return Number(t);
     if (t.startsWith('"')) return t.slice(1, -1).replace(/""/g, '"');
     if (/^[A-Z]{1,3}[0-9]+:/.test(t)) return this.range(t);
-    if (/^[A-Z]{1,3}[0-9]+$/.test(t)) return this.cell(t);
+    if (/^[A-Z]{1,3}[0-9]+$/.test(t)) { if (!parseRef(t)) throw new Error('ref'); return this.cell(t); }
     if (/^[A-Za-z_]+$/.test(t) && this.peek() === '(') {
       this.i++;
       const args: Val[] = [];
