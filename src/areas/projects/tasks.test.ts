@@ -89,6 +89,12 @@ describe('POST /v1/projects/{projectId}/tasks', () => {
     const elsewhere = await createTask(t.app, a, q.id);
     errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', depends_on: [elsewhere] }), 400, 'VALIDATION_ERROR');
     errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'x', parent_task_id: elsewhere }), 400, 'VALIDATION_ERROR');
+    // One id twice, in two cases: the same id (ids are used in lower case), so a duplicate like any other.
+    const here = await createTask(t.app, a, p.id);
+    for (const [method, url] of [['POST', `/v1/projects/${p.id}/tasks`], ['PUT', `/v1/tasks/${await createTask(t.app, a, p.id)}`]] as const) {
+      const twice = errorOf(await req(method, url, { title: 'twice', depends_on: [here, here.toUpperCase()] }), 400, 'VALIDATION_ERROR');
+      expect(twice.details).toMatchObject({ field: 'depends_on' });
+    }
   });
 });
 

@@ -48,9 +48,11 @@ export function newAjv(coerce: boolean): Ajv {
     const canonical = uuidCanonicalizer(schema);
     if (!canonical) return fn;
     const wrapped = ((data: unknown) => {
+      // Before validating too, so that `uniqueItems` sees one id written in two cases as the same id.
+      canonical(data);
       const valid = fn(data);
       wrapped.errors = fn.errors;
-      if (valid) canonical(data);
+      if (valid) canonical(data); // what validation coerced (a query value made an array) is written in lower case too
       return valid;
     }) as ValidateFunction;
     return wrapped;
