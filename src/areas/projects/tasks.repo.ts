@@ -224,6 +224,20 @@ export const tasksRepo = {
       FROM jsonb_to_recordset($3::jsonb) AS x(id uuid, action text, field text, old_value jsonb, new_value jsonb)`,
       [orgId, taskId, JSON.stringify(activity), a.userId, a.apiKeyId, a.kind]),
 
+  /**
+   * The tasks a task's deletion changes: its subtasks (their parent_task_id is cleared) and the tasks depending on it
+   * (the link goes), each with its parent and its depends_on (sorted) as they are before the deletion.
+   */
+  linkedTo: (sql: Sql, orgId: string, id: string) =>
+    sql.query<{ id: string; project_id: string; title: string; parent_task_id: string | null; depends_on: string[] }>(`SELECT t.id, t.project_id, t.title, t.parent_task_id,
+        ARRAY(SELECT d.depends_on_task_id FROM task_dependencies d WHERE d.org_id = t.org_id AND d.task_id = t.id ORDER BY d.depends_on_task_id) AS depends_on
+      FROM tasks t WHERE t.org_id = $1 AND t.id <> $2
+        AND (t.parent_task_id = $2 OR t.id IN (SELECT d.task_id FROM task_dependencies d WHERE d.org_id = $1 AND d.depends_on_task_id = $2))`, [orgId, id]),
+
+  /** Moves the tasks' updated_at (a change made to them by the database: a link to a deleted task cleared). */
+  touch: (sql: Sql, orgId: string, ids: string[]) =>
+    sql.exec(`UPDATE tasks SET updated_at = now() WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]),
+
   delete: (sql: Sql, orgId: string, id: string) =>
     sql.one<{ project_id: string; title: string }>(`DELETE FROM tasks WHERE org_id = $1 AND id = $2 RETURNING project_id, title`, [orgId, id]),
 

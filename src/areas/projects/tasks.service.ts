@@ -223,13 +223,31 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
 /** Deletes the task for good (with its activity and dependency links; subtasks lose their parent). */
 export async function deleteTask(ctx: ServiceContext, input: { taskId: string }): Promise<{ id: string; deleted: true }> {
   const p = requirePermission(ctx, 'task.delete');
-  const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+  const { row, linked } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await lockedTask(sql, p.orgId, input.taskId);
+    // Subtasks lose their parent and dependents their link with the task (the database clears them): each such change
+    // is a change of that task, in its activity feed and its updated_at like any other. The graph lock keeps the
+    // set of linked tasks still while it is read.
+    await tasksRepo.lockGraph(sql, p.orgId);
+    const linked = await tasksRepo.linkedTo(sql, p.orgId, input.taskId);
     const row = (await tasksRepo.delete(sql, p.orgId, input.taskId))!;
+    for (const t of linked) {
+      const activity: ActivityInput[] = [];
+      if (t.parent_task_id === input.taskId) activity.push({ id: uuidv7(), action: 'updated', field: 'parent_task_id', old_value: input.taskId, new_value: null });
+      if (t.depends_on.includes(input.taskId)) {
+        activity.push({ id: uuidv7(), action: 'updated', field: 'depends_on', old_value: t.depends_on, new_value: t.depends_on.filter((d) => d !== input.taskId) });
+      }
+      await tasksRepo.insertActivity(sql, p.orgId, t.id, activity, actorOf(ctx));
+    }
+    if (linked.length) await tasksRepo.touch(sql, p.orgId, linked.map((t) => t.id));
     await audit(sql, ctx, { action: 'task.deleted', targetType: 'task', targetId: input.taskId, details: { project_id: row.project_id, title: row.title } });
-    return row;
+    return { row, linked };
   });
   emit(ctx, 'task.deleted', input.taskId, { task_id: input.taskId, project_id: row.project_id, title: row.title });
+  for (const t of linked) {
+    const fields = [...(t.parent_task_id === input.taskId ? ['parent_task_id'] : []), ...(t.depends_on.includes(input.taskId) ? ['depends_on'] : [])];
+    emit(ctx, 'task.updated', t.id, { task_id: t.id, project_id: t.project_id, title: t.title, fields });
+  }
   return { id: input.taskId, deleted: true };
 }
 

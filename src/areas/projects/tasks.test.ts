@@ -213,6 +213,33 @@ describe('PUT /v1/tasks/{taskId}', () => {
     expect(times).toEqual([...times].sort((u, v) => u - v));
   });
 
+  it("deleting a task is a change of its subtasks and dependents: parent_task_id and depends_on entries in their feeds, updated_at moved", async () => {
+    const p = await createProject(t.app, a);
+    const m = await memberOf(t.app, a, 'member');
+    const doomed = await createTask(t.app, a, p.id, { title: 'doomed' });
+    const other = await createTask(t.app, a, p.id, { title: 'other' });
+    const child = await createTask(t.app, a, p.id, { title: 'child', parent_task_id: doomed });
+    const dependent = await createTask(t.app, a, p.id, { title: 'dependent', depends_on: [doomed, other] });
+    const both = await createTask(t.app, a, p.id, { title: 'both', parent_task_id: doomed, depends_on: [doomed] });
+    const unrelated = await createTask(t.app, a, p.id, { title: 'unrelated', depends_on: [other] });
+    const before = Object.fromEntries(await Promise.all([child, dependent, both, unrelated].map(async (id) => [id, (await task(id)).updated_at as string])));
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await req('DELETE', `/v1/tasks/${doomed}`, undefined, m)).statusCode).toBe(200);
+    const feed = async (id: string) => ((await req('GET', `/v1/tasks/${id}/activity`)).json().data as Array<Record<string, unknown>>)
+      .filter((r) => r.action === 'updated').map((r) => ({ field: r.field, old_value: r.old_value, new_value: r.new_value, actor_user_id: r.actor_user_id }));
+    expect(await feed(child)).toEqual([{ field: 'parent_task_id', old_value: doomed, new_value: null, actor_user_id: m.userId }]);
+    expect(await feed(dependent)).toEqual([{ field: 'depends_on', old_value: [doomed, other].sort(), new_value: [other], actor_user_id: m.userId }]);
+    expect((await feed(both)).sort((u, v) => String(u.field).localeCompare(String(v.field)))).toEqual([
+      { field: 'depends_on', old_value: [doomed], new_value: [], actor_user_id: m.userId },
+      { field: 'parent_task_id', old_value: doomed, new_value: null, actor_user_id: m.userId },
+    ]);
+    expect(await feed(unrelated)).toEqual([]);
+    for (const id of [child, dependent, both]) expect(Date.parse((await task(id)).updated_at)).toBeGreaterThan(Date.parse(before[id]!));
+    expect((await task(unrelated)).updated_at).toBe(before[unrelated]);
+    expect(await task(dependent)).toMatchObject({ depends_on: [other] });
+    expect(await task(child)).toMatchObject({ parent_task_id: null });
+  });
+
   it('due_date takes a date-time or a date alone (midnight UTC); a bad date is VALIDATION_ERROR naming due_date', async () => {
     const p = await createProject(t.app, a);
     const id = await createTask(t.app, a, p.id, { title: 'Dated', due_date: '2030-05-06' });
