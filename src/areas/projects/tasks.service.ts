@@ -226,9 +226,9 @@ export async function deleteTask(ctx: ServiceContext, input: { taskId: string })
   const { row, linked } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await lockedTask(sql, p.orgId, input.taskId);
     // Subtasks lose their parent and dependents their link with the task (the database clears them): each such change
-    // is a change of that task, in its activity feed and its updated_at like any other. The graph lock keeps the
-    // set of linked tasks still while it is read.
-    await tasksRepo.lockGraph(sql, p.orgId);
+    // is a change of that task, in its activity feed and its updated_at like any other. (Not the graph lock that link
+    // edits take: they hold their task's row first, which this delete's cascade may need, so the two would deadlock.
+    // A link made at the very moment of the delete may thus go without its entry.)
     const linked = await tasksRepo.linkedTo(sql, p.orgId, input.taskId);
     const row = (await tasksRepo.delete(sql, p.orgId, input.taskId))!;
     for (const t of linked) {
