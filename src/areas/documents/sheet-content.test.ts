@@ -104,6 +104,47 @@ describe("cells outside Excel's grid (A1 to XFD1048576)", () => {
   });
 });
 
+describe('xlsx export of any workbook the model accepts', () => {
+  const xlsxOf = async (content: unknown) => {
+    const id = (await create(a, 'sheets', { name: `Xlsx ${Math.random()}` })).json().data.document.id;
+    expect((await putContent(id, content)).statusCode).toBe(200);
+    const r = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx` });
+    expect(r.statusCode).toBe(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(r.rawPayload as unknown as ArrayBuffer);
+    return { book, raw: r.rawPayload };
+  };
+
+  it('sheet names Excel refuses (duplicates in any case, "History", apostrophes at the ends, over 31 characters) are made legal and unique', async () => {
+    const long = 'This sheet name is much longer than thirty-one';
+    const names = ['Dup', 'dup', 'X', 'X', 'a/b', 'a:b', '', 'Sheet', 'History', "'quoted'", `${long} A`, `${long} B`];
+    const { book } = await xlsxOf({ sheets: names.map((name) => ({ name, cells: {} })) });
+    expect(book.worksheets.map((w) => w.name)).toEqual([
+      'Dup', 'dup (2)', 'X', 'X (2)', 'a_b', 'a_b (2)', 'Sheet', 'Sheet (2)', 'History_', "_quoted_", long.slice(0, 31), `${long.slice(0, 27)} (2)`,
+    ]);
+  });
+
+  it('U+FFFE and U+FFFF become U+FFFD in values and sheet names, so the file stays well-formed XML', async () => {
+    const { book, raw } = await xlsxOf({ sheets: [{ name: 'N\uffff', cells: { A1: { v: 'h' }, A2: { v: 'a\ufffeb' } } }] });
+    expect(raw.includes(Buffer.from('\ufffe'))).toBe(false);
+    expect(raw.includes(Buffer.from('\uffff'))).toBe(false);
+    expect(book.worksheets[0]!.name).toBe('N\ufffd');
+    expect(book.worksheets[0]!.getCell('A2').value).toBe('a\ufffdb');
+  });
+
+  it('a formula that overflows is #ERROR! (like =0/0) in the socket, csv and xlsx: no Infinity', async () => {
+    const content = { sheets: [{ name: 'S', cells: { A1: { v: 'h' }, A2: { f: '=1e308*10' }, A3: { f: '=-1e308*10' }, A4: { f: '=0/0' }, A5: { v: 1e308 }, A6: { f: '=SUM(A5,A5)' } } }] };
+    const { book } = await xlsxOf(content);
+    expect(['A2', 'A3', 'A4', 'A6'].map((c) => book.worksheets[0]!.getCell(c).value)).toEqual(Array(4).fill('#ERROR!'));
+    const id = (await create(a, 'sheets', { name: 'Overflow csv' })).json().data.document.id;
+    await putContent(id, content);
+    const csv = (await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` })).body;
+    expect(csv.split('\r\n')).toEqual(['h', '#ERROR!', '#ERROR!', '#ERROR!', '1e+308', '#ERROR!', '']);
+    const s = await openSheetSession(t.platform, a.token, id);
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'B1', formula: '=A5*A5' })).display).toMatchObject({ B1: '#ERROR!' });
+  });
+});
+
 describe('formula cycles', () => {
   it('direct and indirect cycles display #CYCLE!, and so do cells that depend on one, whatever the order of evaluation', () => {
     const cells = { C2: { f: '=C2+1' }, A1: { f: '=B1+1' }, B1: { f: '=A1*2' }, D1: { f: '=A1+1' }, E1: { f: '=C2&"x"' }, F1: { f: '=SUM(A1:B1)' }, G1: { v: 5 }, G2: { f: '=G1*2' }, H1: { f: '=1/0+A1' } };

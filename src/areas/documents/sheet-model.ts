@@ -133,6 +133,8 @@ export function evaluate(sheet: Sheet): (ref: string) => CellValue {
     try {
       const r = new Parser(cell.f.slice(1), read).run();
       out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r;
+      // An overflow (=1e308*10) is an error like =0/0: no export format or JSON answer can carry an infinity.
+      if (typeof out === 'number' && !Number.isFinite(out)) out = '#ERROR!';
     } catch (err) {
       if (err instanceof Cycle) { cyclic.add(ref); throw err; }
       out = '#ERROR!';

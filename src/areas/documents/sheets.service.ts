@@ -61,10 +61,11 @@ export const EXPORT_MEDIA_TYPES = { xlsx: 'application/vnd.openxmlformats-office
 
 /**
  * Text an export writes: a NUL character (content stored before sheets refused it) becomes U+FFFD, the replacement
- * character, so no export holds a NUL byte (CSV readers stop or fail at one; XML cannot hold it); an unpaired
- * surrogate becomes U+FFFD too (what UTF-8 encoding writes for it anyway).
+ * character, so no export holds a NUL byte (CSV readers stop or fail at one; XML cannot hold it); so do the
+ * non-characters U+FFFE and U+FFFF (XML cannot hold them either: the xlsx would not be well-formed) and an unpaired
+ * surrogate (what UTF-8 encoding writes for it anyway).
  */
-export const exportText = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed().replace(/\u0000/g, '\uFFFD');
+export const exportText = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed().replace(/[\u0000\uFFFE\uFFFF]/g, '\uFFFD');
 
 /** CSV/TSV cells that a spreadsheet program would run as a formula get a leading apostrophe (OWASP CSV injection). */
 export function safeText(v: CellValue): string {
@@ -136,8 +137,9 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   }
   const book = new ExcelJS.Workbook();
   book.creator = 'platform-api';
+  const names = worksheetNames();
   for (const s of chosen) {
-    const ws = book.addWorksheet(exportText(s.name).slice(0, 31).replace(/[\\/?*[\]:]/g, '_') || 'Sheet');
+    const ws = book.addWorksheet(names.next(s.name));
     let rows = sheetRows(s, 'displayed');
     if (!headerRow) rows = rows.slice(1);
     const offset = headerRow ? 0 : 1;
@@ -151,6 +153,27 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
     if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
   }
   return { body: Buffer.from(await book.xlsx.writeBuffer()), contentType: EXPORT_MEDIA_TYPES.xlsx, filename };
+}
+
+/**
+ * Worksheet names Excel takes, one per sheet in order: the model allows any name, Excel does not (at most 31
+ * characters, none of \\ / ? * [ ] : or a control character, no apostrophe first or last, not "History", unique
+ * regardless of case). Each is made legal (a "_" for each character it cannot have, "Sheet" for an empty one), then
+ * unique with " (2)", " (3)"...
+ */
+function worksheetNames(): { next(name: string): string } {
+  const taken = new Set<string>();
+  const fit = (s: string, room: number) => { let t = s; while (t.length > room) t = Array.from(t).slice(0, -1).join(''); return t; };
+  return {
+    next(name) {
+      let legal = fit(exportText(name).replace(/[\\/?*[\]:\u0001-\u001f]/g, '_'), 31).replace(/^'|'$/g, '_') || 'Sheet';
+      if (legal.toLowerCase() === 'history') legal = `${legal}_`;
+      let unique = legal;
+      for (let n = 2; taken.has(unique.toLowerCase()); n++) unique = `${fit(legal, 31 - ` (${n})`.length)} (${n})`;
+      taken.add(unique.toLowerCase());
+      return unique;
+    },
+  };
 }
 
 function ref(col: number, row: number): string {
