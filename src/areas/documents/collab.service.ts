@@ -159,10 +159,16 @@ export async function compact(platform: Platform, orgId: string, documentId: str
 }
 
 /** Writes the collaborative text back to `documents.content` and queues re-indexing. */
-export async function saveContent(platform: Platform, orgId: string, documentId: string, content: string, throughSeq?: number): Promise<void> {
+export async function saveContent(platform: Platform, orgId: string, documentId: string, text: string, throughSeq?: number): Promise<void> {
+  // PostgreSQL cannot store a NUL character: one typed by an editor would fail every later save of the text.
+  const content = text.replace(/\u0000/g, '\uFFFD');
   // A deck's REST content is always a valid deck (as a PUT would check it): edits merged character-wise can leave
   // the JSON broken for a while, and then the last valid content stays until the collaborative text is valid again.
   const deckValid = isValidDeck(content);
+  // The safety gate of a PUT: text the content policy refuses is not written to `content` (nor indexed or synced);
+  // the last accepted content stays until the collaborative text passes again.
+  const verdict = await documentsDeps(platform).moderation.check([content]);
+  if (verdict.flagged) platform.log.warn({ orgId, documentId, categories: verdict.categories }, 'collaborative text refused by the content policy: content keeps its last accepted text');
   const changed = await platform.db.tenantTx(orgId, async (sql) => {
     // A room's text includes every update it appended (appends and saves run in order), so it is saved through the
     // highest seq. A text rebuilt from stored updates (collab-reconcile.ts) is saved only if no update came after
@@ -171,7 +177,7 @@ export async function saveContent(platform: Platform, orgId: string, documentId:
       && !!(await sql.one(`SELECT 1 FROM document_updates WHERE org_id = $1 AND document_id = $2 AND seq > $3 LIMIT 1`, [orgId, documentId, throughSeq]));
     if (stale) return 0;
     const n = await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
-      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3 AND (kind <> 'deck' OR $4)`, [orgId, documentId, content, deckValid]);
+      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3 AND (kind <> 'deck' OR $4) AND $5`, [orgId, documentId, content, deckValid, !verdict.flagged]);
     if (n) await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: documentId }, dedupeKey: documentId });
     await sql.exec(`INSERT INTO collab_saved (org_id, document_id, seq)
       SELECT $1, $2, max(seq) FROM document_updates WHERE org_id = $1 AND document_id = $2 HAVING max(seq) IS NOT NULL

@@ -212,6 +212,21 @@ describe('collaboration', () => {
     d.provider.destroy();
   });
 
+  it('collaborative text passes the safety gate before it reaches content; a NUL typed in it is stored as U+FFFD and later edits still follow', async () => {
+    const id = await newDoc(a, 'clean');
+    const rest = async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string;
+    const d = connect(base, id, { ticket: await ticket(a) });
+    await until(() => d.provider.synced && d.text.toString() === 'clean');
+    d.text.insert(5, ' x-content-policy-test-violation');
+    await new Promise((r) => setTimeout(r, 900));
+    expect(await rest()).toBe('clean'); // refused: the last accepted content stays
+    d.doc.transact(() => { d.text.delete(0, d.text.length); d.text.insert(0, 'fine NUL\u0000HERE'); });
+    await until(async () => (await rest()) === 'fine NUL\uFFFDHERE');
+    d.text.insert(d.text.length, ' AFTER');
+    await until(async () => (await rest()) === 'fine NUL\uFFFDHERE AFTER');
+    d.provider.destroy();
+  });
+
   it('an edit that would take the content over 10 MiB is not applied: the socket closes with 1009; smaller edits go on', async () => {
     const MIB = 1024 * 1024;
     const id = await newDoc(a, 'x'.repeat(6 * MIB));
