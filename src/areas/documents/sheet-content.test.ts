@@ -132,6 +132,21 @@ describe('xlsx export of any workbook the model accepts', () => {
     expect(book.worksheets[0]!.getCell('A2').value).toBe('a\ufffdb');
   });
 
+  it('without the header row, raw formulas move up with their rows: references shift, one into row 1 is #REF!, text in quotes stays', async () => {
+    const id = (await create(a, 'sheets', { name: 'No header raw' })).json().data.document.id;
+    await putContent(id, { sheets: [{ name: 'S', cells: {
+      A1: { v: 'Header' }, A2: { v: 5 }, A3: { f: '=A2*2' }, B2: { f: '=SUM(A2:A3)' }, B3: { f: '=SUM(A1:A3)&"A2"' }, C2: { f: '=A1' },
+    } }] });
+    const r = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx&header_row=false&value_mode=raw` });
+    expect(r.statusCode).toBe(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(r.rawPayload as unknown as ArrayBuffer);
+    const ws = book.worksheets[0]!;
+    const formula = (c: string) => (ws.getCell(c).value as { formula: string }).formula;
+    expect([formula('A2'), formula('B1'), formula('B2'), formula('C1')]).toEqual(['A1*2', 'SUM(A1:A2)', 'SUM(A1:A2)&"A2"', '#REF!']);
+    expect(ws.getCell('A1').value).toBe(5);
+  });
+
   it('a formula that overflows is #ERROR! (like =0/0) in the socket, csv and xlsx: no Infinity', async () => {
     const content = { sheets: [{ name: 'S', cells: { A1: { v: 'h' }, A2: { f: '=1e308*10' }, A3: { f: '=-1e308*10' }, A4: { f: '=0/0' }, A5: { v: 1e308 }, A6: { f: '=SUM(A5,A5)' } } }] };
     const { book } = await xlsxOf(content);

@@ -153,11 +153,32 @@ const num = (v: Val): number => (typeof v === 'number' ? v : typeof v === 'boole
 const flatten = (v: Val[]): Val[] => v.flatMap((x) => (Array.isArray(x) ? flatten(x) : [x]));
 const nums = (args: Val[]) => flatten(args).filter((v) => typeof v === 'number') as number[];
 
+/** A formula's tokens: strings, cell references and ranges, function names, numbers, operators. */
+const FORMULA_TOKENS = /"(?:[^"]|"")*"|[A-Z]{1,3}[0-9]+(?::[A-Z]{1,3}[0-9]+)?|[A-Za-z_]+(?=\()|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|<=|>=|<>|[-+*/^&(),:=<>]|TRUE|FALSE/g;
+
+/**
+ * The formula with its references moved up by one row, as a spreadsheet program rewrites them when the first row is
+ * deleted (an export without the header row): a reference to row 1 becomes #REF!, a range that starts there keeps
+ * the rows that remain, and text in quotes is left alone.
+ */
+export function formulaWithoutFirstRow(formula: string): string {
+  const up = (ref: string) => { const p = parseRef(ref); return p ? { col: p.col, row: p.row - 1 } : null; };
+  const name = (p: { col: number; row: number }) => `${colName(p.col)}${p.row + 1}`;
+  return formula.replace(FORMULA_TOKENS, (tok) => {
+    if (!/^[A-Z]{1,3}[0-9]+(:|$)/.test(tok)) return tok;
+    const [a, b] = tok.split(':').map(up);
+    if (!a || (b === null)) return tok; // not a reference inside the grid: the formula shows an error either way
+    if (b === undefined) return a.row < 0 ? '#REF!' : name(a);
+    if (a.row < 0 && b.row < 0) return '#REF!';
+    return `${name({ col: a.col, row: Math.max(a.row, 0) })}:${name({ col: b.col, row: Math.max(b.row, 0) })}`;
+  });
+}
+
 class Parser {
   private i = 0;
   private toks: string[];
   constructor(src: string, private readonly cell: (ref: string) => CellValue) {
-    this.toks = src.match(/"(?:[^"]|"")*"|[A-Z]{1,3}[0-9]+(?::[A-Z]{1,3}[0-9]+)?|[A-Za-z_]+(?=\()|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|<=|>=|<>|[-+*/^&(),:=<>]|TRUE|FALSE/g) ?? [];
+    this.toks = src.match(FORMULA_TOKENS) ?? [];
     if (this.toks.join('').replace(/\s/g, '') !== src.replace(/\s/g, '')) throw new Error('bad token');
   }
   run(): Val { const v = this.cmp(); if (this.i !== this.toks.length) throw new Error('trailing'); return v; }
