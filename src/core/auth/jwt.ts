@@ -63,6 +63,11 @@ export class TokenSigner {
 
   /** Verifies signature (EdDSA only; `alg:none` and other algorithms are refused), issuer, expiry and purpose. */
   async verify(token: string, typ: string): Promise<Record<string, unknown> & { sub: string; exp: number }> {
+    // One string per token: base64url decoding ignores a last character's unused bits, so without this check four or
+    // sixteen spellings of one signature would verify (and be four different keys of the credential cache).
+    if (!token.split('.').every((part) => Buffer.from(part, 'base64url').toString('base64url') === part)) {
+      throw new AppError('AUTH_TOKEN_INVALID', 'Token is malformed or its signature is invalid');
+    }
     try {
       const { payload } = await jwtVerify(token, (header) => {
         const key = header.kid ? this.keys.get(header.kid) : undefined;
