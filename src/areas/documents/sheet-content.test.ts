@@ -135,7 +135,7 @@ describe('xlsx export of any workbook the model accepts', () => {
   it('without the header row, raw formulas move up with their rows: references shift, one into row 1 is #REF!, text in quotes stays', async () => {
     const id = (await create(a, 'sheets', { name: 'No header raw' })).json().data.document.id;
     await putContent(id, { sheets: [{ name: 'S', cells: {
-      A1: { v: 'Header' }, A2: { v: 5 }, A3: { f: '=A2*2' }, B2: { f: '=SUM(A2:A3)' }, B3: { f: '=SUM(A1:A3)&"A2"' }, C2: { f: '=A1' },
+      A1: { v: 'Header' }, A2: { v: 5 }, A3: { f: '=A2*2' }, B2: { f: '=SUM(A2:A3)' }, B3: { f: '=SUM(A1:A3)&"A2"' }, C2: { f: '=A1' }, D2: { f: '=CONCAT("concat(",A2)' },
     } }] });
     const r = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx&header_row=false&value_mode=raw` });
     expect(r.statusCode).toBe(200);
@@ -144,6 +144,7 @@ describe('xlsx export of any workbook the model accepts', () => {
     const ws = book.worksheets[0]!;
     const formula = (c: string) => (ws.getCell(c).value as { formula: string }).formula;
     expect([formula('A2'), formula('B1'), formula('B2'), formula('C1')]).toEqual(['A1*2', 'SUM(A1:A2)', 'SUM(A1:A2)&"A2"', '#REF!']);
+    expect(formula('D1')).toBe('_xlfn.CONCAT("concat(",A1)'); // a post-2007 function as the file format wants it; text untouched
     expect(ws.getCell('A1').value).toBe(5);
   });
 

@@ -174,6 +174,14 @@ export function formulaWithoutFirstRow(formula: string): string {
   });
 }
 
+/**
+ * The formula as an xlsx file stores it: functions Excel added after 2007 carry the `_xlfn.` prefix in the file
+ * (without it Excel reads an unknown name and shows #NAME? once it recalculates). Of ours, only CONCAT.
+ */
+export function xlsxFormula(formula: string): string {
+  return formula.replace(FORMULA_TOKENS, (tok) => (/^concat$/i.test(tok) ? `_xlfn.${tok}` : tok));
+}
+
 class Parser {
   private i = 0;
   private toks: string[];

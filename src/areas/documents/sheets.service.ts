@@ -10,7 +10,7 @@ import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, type CellValue } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -149,7 +149,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
       const shown = typeof v === 'string' ? exportText(v) : v;
       // Without the header row every row moved up one: the formulas' references move with them.
       const formula = stored?.f && (headerRow ? stored.f : formulaWithoutFirstRow(stored.f));
-      if (mode === 'raw' && formula) cell.value = { formula: exportText(formula.slice(1)), result: shown as never };
+      if (mode === 'raw' && formula) cell.value = { formula: exportText(xlsxFormula(formula).slice(1)), result: shown as never };
       else cell.value = shown as ExcelJS.CellValue;
     }));
     if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
