@@ -1,5 +1,6 @@
 import type { Sql } from '../../core/db/database.js';
 import { lockNamed } from '../../core/db/locks.js';
+import { MAX_SORT_ORDER } from './projects.schemas.js';
 
 export interface MemberRow { user_id: string; role: string; email: string; name: string; created_at: string }
 export interface CategoryRow { category_id: string; project_id: string; parent_id: string | null; name: string; description: string | null; color: string | null; created_at: string; updated_at: string }
@@ -60,10 +61,10 @@ export const partsRepo = {
   lockPhaseOrder: (sql: Sql, orgId: string, projectId: string) =>
     lockNamed(sql, `phases:${orgId}:${projectId}`),
 
-  /** sort_order defaults to one past the last phase. */
+  /** sort_order defaults to one past the last phase, at most the largest value a client may send (1,000,000; ties go by id). */
   insertPhase: (sql: Sql, ph: { orgId: string; id: string; projectId: string; name: string; description: string | null; sortOrder: number | null }) =>
     sql.one<PhaseRow>(`INSERT INTO project_phases AS ph (org_id, id, project_id, name, description, sort_order)
-      VALUES ($1, $2, $3, $4, $5, COALESCE($6::int, (SELECT COALESCE(max(sort_order), 0) + 1 FROM project_phases WHERE org_id = $1 AND project_id = $3)))
+      VALUES ($1, $2, $3, $4, $5, COALESCE($6::int, (SELECT least(COALESCE(max(sort_order), 0) + 1, ${MAX_SORT_ORDER}) FROM project_phases WHERE org_id = $1 AND project_id = $3)))
       RETURNING ${PHASE_COLS}`, [ph.orgId, ph.id, ph.projectId, ph.name, ph.description, ph.sortOrder]) as Promise<PhaseRow>,
 
   specs: (sql: Sql, orgId: string, projectId: string, limit: number, offset: number) =>

@@ -105,6 +105,11 @@ describe('phases', () => {
     const l = (await get(`/v1/projects/${p.id}/phases`)).json();
     expect(l.data.map((x: { name: string; sort_order: number }) => [x.name, x.sort_order])).toEqual([['Design', 0], ['Build', 1], ['Ship', 2]]);
     errorOf(await post(`/v1/projects/${p.id}/phases`, { name: 'x', sort_order: 'one' }), 400, 'VALIDATION_ERROR');
+    // After the largest sort_order a client may send, a default one stays a value the client could send back.
+    expect((await post(`/v1/projects/${p.id}/phases`, { name: 'Max', sort_order: 1_000_000 })).statusCode).toBe(201);
+    const after = (await post(`/v1/projects/${p.id}/phases`, { name: 'After max' })).json().data;
+    expect(after.sort_order).toBe(1_000_000);
+    errorOf(await post(`/v1/projects/${p.id}/phases`, { name: 'Over', sort_order: 1_000_001 }), 400, 'VALIDATION_ERROR');
   });
 
   it('phases created at once without sort_order get distinct places, one after another', async () => {

@@ -2,6 +2,9 @@ import { Type, type Static } from 'typebox';
 import { OffsetQuery } from '../../core/pagination.js';
 import { SlugInput } from '../../core/slugs.js';
 
+/** The largest phase sort_order a client may send, and the largest the platform gives one it numbers itself. */
+export const MAX_SORT_ORDER = 1_000_000;
+
 const strict = { additionalProperties: false } as const;
 export const Uuid = Type.String({ format: 'uuid' });
 export const Timestamp = Type.String({ format: 'date-time' });
@@ -84,7 +87,7 @@ export const PhaseOut = Type.Object({
 export const CreatePhaseBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   description: Type.Optional(Type.Union([Description, Type.Null()])),
-  sort_order: Type.Optional(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000 })),
+  sort_order: Type.Optional(Type.Integer({ minimum: -MAX_SORT_ORDER, maximum: MAX_SORT_ORDER })),
 }, strict);
 export type CreatePhaseInput = Static<typeof CreatePhaseBody>;
 
