@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { listProjectsSql } from './projects.repo.js';
-import { listTasksSql, tasksRepo, type BatchedTask } from './tasks.repo.js';
-import { auditRecord } from '../../core/audit.js';
-import { uuidv7 } from '../../core/ids.js';
+import { listTasksSql, tasksRepo } from './tasks.repo.js';
+import { batchedTask } from './projects.fixtures.js';
 import { partsRepo } from './project-parts.repo.js';
 import type { Sql } from '../../core/db/database.js';
 import { assertIndexed, explainAsTenant, statementOf as statementIn, type Plans, type Statement } from '../../../test/explain-support.js';
@@ -101,14 +100,7 @@ describe('list queries use indexes (EXPLAIN)', () => {
 
   it('POST /v1/projects/{id}/tasks, written in a batch: each task\'s project read through its index', async () => {
     const status = (await t.platform.db.sys.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND project_id IS NULL ORDER BY sort_order LIMIT 1`, [c.orgId]))!.id;
-    const task = (title: string): BatchedTask => {
-      const id = uuidv7();
-      return {
-        orgId: c.orgId, id, projectId, title, description: null, priority: 'medium', dueDate: null, createdBy: c.userId, statusId: status,
-        activity: { id: uuidv7(), newValue: { title } }, actor: { userId: c.userId, apiKeyId: null, kind: 'user' },
-        audit: auditRecord([c.orgId, uuidv7(), c.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
-      };
-    };
+    const task = (title: string) => batchedTask(c, projectId, status, title);
     let text = ''; // the statement only, not run: the seeded tasks stay as the other tests count them
     await tasksRepo.insertWithStatusBatch({ query: async (q: string) => { text = q; return []; } } as unknown as Sql, c.orgId, [task('explained 1'), task('explained 2')]);
     assertIndexed(await explain(text, [c.orgId, JSON.stringify([])]), 'projects');

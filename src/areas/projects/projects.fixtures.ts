@@ -1,6 +1,9 @@
 import type { Fixture } from '../../../test/fixtures.js';
 import type { App } from '../../app.js';
 import { newTenant, type Tenant } from '../../../test/helpers.js';
+import { auditRecord } from '../../core/audit.js';
+import { uuidv7 } from '../../core/ids.js';
+import type { BatchedTask } from './tasks.repo.js';
 
 export const projectsFixtures: Record<string, Fixture> = {
   async project(app, owner) {
@@ -38,4 +41,14 @@ export async function createTask(app: App, t: Tenant, projectId: string, body: R
   const r = await app.inject({ method: 'POST', url: `/v1/projects/${projectId}/tasks`, headers: t.auth, payload: { title: 'A task', ...body } });
   if (r.statusCode !== 201) throw new Error(`create task: ${r.statusCode} ${r.body}`);
   return r.json().data;
+}
+
+/** A task as task-inserts.ts hands it to tasksRepo.insertWithStatusBatch (no request behind it: audit without request id). */
+export function batchedTask(who: { orgId: string; userId: string }, projectId: string, statusId: string, title: string): BatchedTask {
+  const id = uuidv7();
+  return {
+    orgId: who.orgId, id, projectId, title, description: null, priority: 'medium', dueDate: null, createdBy: who.userId, statusId,
+    activity: { id: uuidv7(), newValue: { title } }, actor: { userId: who.userId, apiKeyId: null, kind: 'user' },
+    audit: auditRecord([who.orgId, uuidv7(), who.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
+  };
 }

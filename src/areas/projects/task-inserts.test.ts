@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, errorOf, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
-import { auditRecord } from '../../core/audit.js';
 import type { Sql } from '../../core/db/database.js';
-import { uuidv7 } from '../../core/ids.js';
 import { taskInserts } from './task-inserts.js';
-import { tasksRepo, type BatchedTask } from './tasks.repo.js';
+import { tasksRepo } from './tasks.repo.js';
+import { batchedTask } from './projects.fixtures.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -69,14 +68,7 @@ describe('simple task creations written together', () => {
   it('a task whose status no longer exists fails alone: the batch is written again item by item', async () => {
     const project = await newProject();
     const status = await t.platform.db.tenant(a.orgId, (sql) => sql.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND key = 'todo' AND project_id IS NULL`, [a.orgId]));
-    const item = (title: string, statusId: string): BatchedTask => {
-      const id = uuidv7();
-      return {
-        orgId: a.orgId, id, projectId: project, title, description: null, priority: 'medium', dueDate: null, createdBy: a.userId, statusId,
-        activity: { id: uuidv7(), newValue: { title } }, actor: { userId: a.userId, apiKeyId: null, kind: 'user' },
-        audit: auditRecord([a.orgId, uuidv7(), a.userId, null, 'user', 'task.created', 'task', id, 'req-direct', null, {}]),
-      };
-    };
+    const item = (title: string, statusId: string) => batchedTask(a, project, statusId, title);
     const batcher = taskInserts(t.platform.db);
     const items = [item('direct 0', status!.id), item('direct 1', status!.id), item('direct 2', randomUUID()), item('direct 3', status!.id)];
     const out = await Promise.all(items.map((i) => batcher.submit(a.orgId, i).then((w) => ({ w }), (err: { code?: string }) => ({ code: err.code }))));
@@ -88,14 +80,7 @@ describe('simple task creations written together', () => {
   it('two batches on connections sharing a task counter stripe, with projects in opposite orders, do not deadlock', async () => {
     const [p1, p2] = [await newProject(), await newProject()];
     const status = await t.platform.db.tenant(a.orgId, (sql) => sql.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND key = 'todo' AND project_id IS NULL`, [a.orgId]));
-    const item = (projectId: string): BatchedTask => {
-      const id = uuidv7();
-      return {
-        orgId: a.orgId, id, projectId, title: 'striped', description: null, priority: 'medium', dueDate: null, createdBy: a.userId, statusId: status!.id,
-        activity: { id: uuidv7(), newValue: {} }, actor: { userId: a.userId, apiKeyId: null, kind: 'user' },
-        audit: auditRecord([a.orgId, uuidv7(), a.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
-      };
-    };
+    const item = (projectId: string) => batchedTask(a, projectId, status!.id, 'striped');
     // Two app connections whose backends update the same counter rows (pg_backend_pid() % 64, migration 0053).
     const stripe = async (c: pg.PoolClient) => Number((await c.query('SELECT pg_backend_pid() % 64 AS s')).rows[0].s);
     const first = await t.platform.db.app.connect();
@@ -125,13 +110,9 @@ describe('simple task creations written together', () => {
     const b = await newTenant(t.app);
     const theirs = await newProject(b);
     const status = await t.platform.db.tenant(a.orgId, (sql) => sql.one<{ id: string }>(`SELECT id FROM task_statuses WHERE org_id = $1 AND key = 'todo' AND project_id IS NULL`, [a.orgId]));
-    const id = uuidv7();
-    const written = await taskInserts(t.platform.db).submit(a.orgId, {
-      orgId: a.orgId, id, projectId: theirs, title: 'intruder', description: null, priority: 'medium', dueDate: null, createdBy: a.userId, statusId: status!.id,
-      activity: { id: uuidv7(), newValue: {} }, actor: { userId: a.userId, apiKeyId: null, kind: 'user' },
-      audit: auditRecord([a.orgId, uuidv7(), a.userId, null, 'user', 'task.created', 'task', id, null, null, {}]),
-    });
+    const intruder = batchedTask(a, theirs, status!.id, 'intruder');
+    const written = await taskInserts(t.platform.db).submit(a.orgId, intruder);
     expect(written).toBe(false);
-    expect(await t.platform.db.sys.one(`SELECT 1 FROM tasks WHERE id = $1`, [id])).toBeUndefined();
+    expect(await t.platform.db.sys.one(`SELECT 1 FROM tasks WHERE id = $1`, [intruder.id])).toBeUndefined();
   });
 });
