@@ -47,7 +47,8 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
   if (where === 'querystring') {
     // The parameter's own description (what it is, its unit) follows the rule it broke: "must be integer" alone
     // does not say that `since` is epoch milliseconds.
-    const about = queryParameterDescription(req, field);
+    // Not after a list of the allowed values, which says it already.
+    const about = e.keyword === 'enum' ? undefined : queryParameterDescription(req, field);
     const hint = about ? ` (${about})` : '';
     if (e.keyword === 'required') return new AppError('INVALID_PARAMETER', `Query parameter "${field}" is required${hint}`, { field, rule: e.keyword, ...e.params, reason: 'REQUIRED' });
     return new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${e.message ?? 'is invalid'}${hint}`, { field, rule: e.keyword, ...e.params });
