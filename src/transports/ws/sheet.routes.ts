@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
-import { evaluate } from '../../areas/documents/sheet-model.js';
+import { evaluate, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
@@ -23,8 +23,26 @@ const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 }
  */
 export default async function sheetSocketRoutes(app: FastifyInstance) {
   const sockets = new Map<string, Set<WebSocket>>();
+  const sessions = new WeakMap<WebSocket, sheets.SheetSession>();
   const watch = new CredentialWatch(app.platform);
-  app.addHook('onClose', async () => watch.close());
+  const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
+  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook) => {
+    const display = wb.sheets.map((sh) => { const v = evaluate(sh); return Object.fromEntries(Object.keys(sh.cells).map((r) => [r, v(r)])); });
+    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
+  };
+  // As the collaboration sockets: a deleted sheet closes its sockets (4404, clients stop reconnecting), and a REST
+  // write of the sheet sends every socket of it the new snapshot (the grid would otherwise show the old workbook).
+  const unsubscribe = app.platform.events.subscribe(async (e) => {
+    const peers = e.orgId ? sockets.get(`${e.orgId}:${e.targetId}`) : undefined;
+    if (!peers?.size) return;
+    if (e.type === 'document.deleted') for (const ws of peers) ws.close(4404, 'document deleted');
+    if (e.type === 'document.updated') {
+      const first = sessions.get(peers.values().next().value!);
+      const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
+      if (wb) for (const ws of peers) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb); }
+    }
+  });
+  app.addHook('onClose', async () => { unsubscribe(); watch.close(); });
   app.route({
     method: 'GET', url: '/v1/sheet/ws',
     config: { auth: 'public', rateLimit: { key: 'ip' } },
@@ -45,7 +63,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       const peers = sockets.get(key) ?? new Set<WebSocket>();
       sockets.set(key, peers);
       peers.add(socket);
-      const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
+      sessions.set(socket, s);
       socket.on('close', () => { peers.delete(socket); if (!peers.size) sockets.delete(key); });
       // Re-admitted on every credential change (by the session behind the token); closed 4401/4403 when that fails.
       const gate = watch.watch(socket, req.sheetSince!, async () => {
@@ -70,10 +88,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
           }
         });
       }));
-      sheets.readWorkbook(req.server.platform, s).then((wb) => {
-        const display = wb.sheets.map((sh) => { const v = evaluate(sh); return Object.fromEntries(Object.keys(sh.cells).map((r) => [r, v(r)])); });
-        send(socket, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
-      }, () => socket.close(1011, 'unavailable'));
+      sheets.readWorkbook(req.server.platform, s).then((wb) => snapshot(socket, s, wb), () => socket.close(1011, 'unavailable'));
     },
   });
 }

@@ -55,6 +55,20 @@ describe('GET /v1/sheet/ws', () => {
     c1.ws.close(); c2.ws.close();
   });
 
+  it('a REST write of the sheet sends its sockets the new snapshot; deleting it closes them with 4404', async () => {
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Grid 2' } })).json().data.id;
+    const id = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'Doomed grid' } })).json().data.document.id;
+    const c = await open(a.token, id);
+    await until(() => c.msgs.length > 0);
+    const content = JSON.stringify({ sheets: [{ name: 'S', cells: { A1: { v: 3 }, A2: { f: '=A1*2' } } }, { name: 'Added', cells: {} }] });
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content } })).statusCode).toBe(200);
+    await until(() => c.msgs.filter((m) => m.type === 'snapshot').length === 2);
+    expect(c.msgs.at(-1)).toMatchObject({ type: 'snapshot', document_id: id, capability: 'write', workbook: JSON.parse(content), display: [{ A1: 3, A2: 6 }, {}] });
+    const closed = new Promise<number>((r) => c.ws.on('close', (code) => r(code)));
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}`, headers: a.auth })).statusCode).toBe(200);
+    expect(await closed).toBe(4404);
+  });
+
   it('read-only for viewers; refused tokens; 426 without upgrade', async () => {
     const v = await newTenant(t.app);
     const vProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: v.auth, payload: { name: 'Mine' } })).json().data.id;
