@@ -131,6 +131,24 @@ describe('document library', () => {
     expect((await get(b, '/v1/documents?search=kubernetes')).json().data.items).toEqual([]);
   });
 
+  it("a sheet or deck is found by its cells' and slides' text, not by the words of its JSON model", async () => {
+    const c = await newTenant(t.app);
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'Model words' } })).json().data.id;
+    const sheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: c.auth, payload: { name: 'Budget' } })).json().data.document.id;
+    const deck = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/slides`, headers: c.auth, payload: { name: 'Pitch' } })).json().data.document.id;
+    const put = (id: string, content: unknown) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: c.auth, payload: { content: JSON.stringify(content) } });
+    expect((await put(sheet, { sheets: [{ name: 'Quarterly', cells: { A1: { v: 'zucchini' }, A2: { v: 1234 } } }] })).statusCode).toBe(200);
+    expect((await put(deck, { slides: [{ id: 's1', title: 'Marmalade', body: 'orchard' }] })).statusCode).toBe(200);
+    for (const id of [sheet, deck]) await indexed(c, id);
+    const found = async (q: string) => (await get(c, `/v1/documents?search=${q}`)).json().data.items.map((d: { id: string }) => d.id);
+    expect(await found('zucchini')).toEqual([sheet]);
+    expect(await found('quarterly')).toEqual([sheet]);
+    expect(await found('1234')).toEqual([sheet]);
+    expect(await found('marmalade')).toEqual([deck]);
+    expect(await found('orchard')).toEqual([deck]);
+    for (const key of ['cells', 'sheets', 'slides', 'body']) expect(await found(key), key).toEqual([]);
+  });
+
   it('search finds text the parser keeps whole: hyphenated numbers, e-mail addresses, versions; quotes and operators are text', async () => {
     const c = await newTenant(t.app);
     const marker = `marker-${Date.now()}`;
