@@ -225,18 +225,30 @@ export const tasksRepo = {
       [orgId, taskId, JSON.stringify(activity), a.userId, a.apiKeyId, a.kind]),
 
   /**
-   * The tasks a task's deletion changes: its subtasks (their parent_task_id is cleared) and the tasks depending on it
-   * (the link goes), each with its parent and its depends_on (sorted) as they are before the deletion.
+   * Clears the parent of the task's subtasks (what the foreign key's ON DELETE SET NULL would do at the delete, here
+   * first so the change is known exactly: a subtask moved elsewhere meanwhile is not matched) and moves their
+   * updated_at: the subtasks changed.
    */
-  linkedTo: (sql: Sql, orgId: string, id: string) =>
-    sql.query<{ id: string; project_id: string; title: string; parent_task_id: string | null; depends_on: string[] }>(`SELECT t.id, t.project_id, t.title, t.parent_task_id,
-        ARRAY(SELECT d.depends_on_task_id FROM task_dependencies d WHERE d.org_id = t.org_id AND d.task_id = t.id ORDER BY d.depends_on_task_id) AS depends_on
-      FROM tasks t WHERE t.org_id = $1 AND t.id <> $2
-        AND (t.parent_task_id = $2 OR t.id IN (SELECT d.task_id FROM task_dependencies d WHERE d.org_id = $1 AND d.depends_on_task_id = $2))`, [orgId, id]),
+  detachChildren: (sql: Sql, orgId: string, id: string) =>
+    sql.query<{ id: string; project_id: string; title: string }>(`UPDATE tasks SET parent_task_id = NULL, updated_at = now()
+      WHERE org_id = $1 AND parent_task_id = $2 RETURNING id, project_id, title`, [orgId, id]),
 
-  /** Moves the tasks' updated_at (a change made to them by the database: a link to a deleted task cleared). */
-  touch: (sql: Sql, orgId: string, ids: string[]) =>
-    sql.exec(`UPDATE tasks SET updated_at = now() WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]),
+  /**
+   * Removes the links of the tasks that depend on the task (the cascade's work, done first so it is known exactly)
+   * and moves their updated_at; answers each with its depends_on (sorted) as it was. Their rows are locked first, in
+   * id order: a link edit holds its task's row while it changes its links, so the lists read are settled.
+   */
+  detachDependents: async (sql: Sql, orgId: string, id: string) => {
+    await sql.query(`SELECT 1 FROM tasks t WHERE t.org_id = $1
+      AND t.id IN (SELECT d.task_id FROM task_dependencies d WHERE d.org_id = $1 AND d.depends_on_task_id = $2) ORDER BY t.id FOR NO KEY UPDATE`, [orgId, id]);
+    // The list in RETURNING is read in the statement's snapshot, before its DELETE: the list as it was.
+    return sql.query<{ id: string; project_id: string; title: string; depends_on: string[] }>(`WITH gone AS (
+        DELETE FROM task_dependencies d WHERE d.org_id = $1 AND d.depends_on_task_id = $2 RETURNING d.task_id
+      ), touched AS (
+        UPDATE tasks t SET updated_at = now() FROM gone WHERE t.org_id = $1 AND t.id = gone.task_id RETURNING t.id, t.project_id, t.title
+      ) SELECT touched.*, ARRAY(SELECT x.depends_on_task_id FROM task_dependencies x WHERE x.org_id = $1 AND x.task_id = touched.id
+          ORDER BY x.depends_on_task_id) AS depends_on FROM touched`, [orgId, id]);
+  },
 
   delete: (sql: Sql, orgId: string, id: string) =>
     sql.one<{ project_id: string; title: string }>(`DELETE FROM tasks WHERE org_id = $1 AND id = $2 RETURNING project_id, title`, [orgId, id]),

@@ -223,31 +223,31 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
 /** Deletes the task for good (with its activity and dependency links; subtasks lose their parent). */
 export async function deleteTask(ctx: ServiceContext, input: { taskId: string }): Promise<{ id: string; deleted: true }> {
   const p = requirePermission(ctx, 'task.delete');
-  const { row, linked } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+  const { row, changed } = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await lockedTask(sql, p.orgId, input.taskId);
-    // Subtasks lose their parent and dependents their link with the task (the database clears them): each such change
-    // is a change of that task, in its activity feed and its updated_at like any other. (Not the graph lock that link
-    // edits take: they hold their task's row first, which this delete's cascade may need, so the two would deadlock.
-    // A link made at the very moment of the delete may thus go without its entry.)
-    const linked = await tasksRepo.linkedTo(sql, p.orgId, input.taskId);
-    const row = (await tasksRepo.delete(sql, p.orgId, input.taskId))!;
-    for (const t of linked) {
-      const activity: ActivityInput[] = [];
-      if (t.parent_task_id === input.taskId) activity.push({ id: uuidv7(), action: 'updated', field: 'parent_task_id', old_value: input.taskId, new_value: null });
-      if (t.depends_on.includes(input.taskId)) {
-        activity.push({ id: uuidv7(), action: 'updated', field: 'depends_on', old_value: t.depends_on, new_value: t.depends_on.filter((d) => d !== input.taskId) });
-      }
-      await tasksRepo.insertActivity(sql, p.orgId, t.id, activity, actorOf(ctx));
+    // Subtasks lose their parent and dependents their link with the task: changes of those tasks, in their activity
+    // feeds, updated_at and events like any other. Made here, before the delete, so exactly the rows changed are
+    // known (a subtask moved or deleted meanwhile is not among them) while this transaction holds no lock on the
+    // task that a concurrent link edit's check needs (that only comes with the DELETE, last).
+    const children = await tasksRepo.detachChildren(sql, p.orgId, input.taskId);
+    const dependents = await tasksRepo.detachDependents(sql, p.orgId, input.taskId);
+    const changed = new Map<string, { project_id: string; title: string; fields: string[] }>();
+    for (const c of children) {
+      await tasksRepo.insertActivity(sql, p.orgId, c.id, [{ id: uuidv7(), action: 'updated', field: 'parent_task_id', old_value: input.taskId, new_value: null }], actorOf(ctx));
+      changed.set(c.id, { project_id: c.project_id, title: c.title, fields: ['parent_task_id'] });
     }
-    if (linked.length) await tasksRepo.touch(sql, p.orgId, linked.map((t) => t.id));
+    for (const d of dependents) {
+      await tasksRepo.insertActivity(sql, p.orgId, d.id, [{ id: uuidv7(), action: 'updated', field: 'depends_on', old_value: d.depends_on, new_value: d.depends_on.filter((x) => x !== input.taskId) }], actorOf(ctx));
+      const entry = changed.get(d.id) ?? { project_id: d.project_id, title: d.title, fields: [] };
+      entry.fields.push('depends_on');
+      changed.set(d.id, entry);
+    }
+    const row = (await tasksRepo.delete(sql, p.orgId, input.taskId))!;
     await audit(sql, ctx, { action: 'task.deleted', targetType: 'task', targetId: input.taskId, details: { project_id: row.project_id, title: row.title } });
-    return { row, linked };
+    return { row, changed };
   });
   emit(ctx, 'task.deleted', input.taskId, { task_id: input.taskId, project_id: row.project_id, title: row.title });
-  for (const t of linked) {
-    const fields = [...(t.parent_task_id === input.taskId ? ['parent_task_id'] : []), ...(t.depends_on.includes(input.taskId) ? ['depends_on'] : [])];
-    emit(ctx, 'task.updated', t.id, { task_id: t.id, project_id: t.project_id, title: t.title, fields });
-  }
+  for (const [id, c] of changed) emit(ctx, 'task.updated', id, { task_id: id, project_id: c.project_id, title: c.title, fields: c.fields });
   return { id: input.taskId, deleted: true };
 }
 
