@@ -158,6 +158,11 @@ describe('xlsx export of any workbook the model accepts', () => {
     expect(csv.split('\r\n')).toEqual(['h', '#ERROR!', '#ERROR!', '#ERROR!', '1e+308', '#ERROR!', '']);
     const s = await openSheetSession(t.platform, a.token, id);
     expect((await editCell(t.platform, s, { sheet: 0, cell: 'B1', formula: '=A5*A5' })).display).toMatchObject({ B1: '#ERROR!' });
+    // A formula reading an error is an error (a SUM does not skip it as text); text typed as "#ERROR!" is text.
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'B2', formula: '=SUM(A2,1)' })).display).toMatchObject({ B2: '#ERROR!' });
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'B3', formula: '=CONCAT("x",A4)' })).display).toMatchObject({ B3: '#ERROR!' });
+    await editCell(t.platform, s, { sheet: 0, cell: 'C1', value: '#ERROR!' });
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'B4', formula: '=SUM(C1,2)' })).display).toMatchObject({ B4: 2 });
   });
 });
 

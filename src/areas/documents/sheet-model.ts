@@ -120,6 +120,10 @@ export function evaluate(sheet: Sheet): (ref: string) => CellValue {
   const cache = new Map<string, CellValue>();
   const cyclic = new Set<string>();
   const active = new Set<string>();
+  // Formula cells whose value is an error: a formula reading one is an error too, as in a spreadsheet program (a
+  // SUM over it would otherwise skip it as text and show a plausible wrong total). Text typed as "#ERROR!" is text.
+  const failed = new Set<string>();
+  const operand = (ref: string): CellValue => { const v = read(ref); if (failed.has(ref)) throw new Error('error value'); return v; };
   // The value a formula reads; throws Cycle when the cell is on, or depends on, a cycle.
   const read = (ref: string): CellValue => {
     if (cyclic.has(ref)) throw new Cycle();
@@ -131,13 +135,14 @@ export function evaluate(sheet: Sheet): (ref: string) => CellValue {
     active.add(ref);
     let out: CellValue;
     try {
-      const r = new Parser(cell.f.slice(1), read).run();
+      const r = new Parser(cell.f.slice(1), operand).run();
       out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r;
       // An overflow (=1e308*10) is an error like =0/0: no export format or JSON answer can carry an infinity.
-      if (typeof out === 'number' && !Number.isFinite(out)) out = '#ERROR!';
+      if (typeof out === 'number' && !Number.isFinite(out)) throw new Error('overflow');
     } catch (err) {
       if (err instanceof Cycle) { cyclic.add(ref); throw err; }
       out = '#ERROR!';
+      failed.add(ref);
     } finally {
       active.delete(ref);
     }

@@ -5,7 +5,8 @@ import { WebsocketProvider } from 'y-websocket';
 import net, { type AddressInfo } from 'node:net';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
-import { documentsDeps } from '../../areas/documents/deps.js';
+import { documentsDeps, setDocumentsDeps } from '../../areas/documents/deps.js';
+import { AppError } from '../../core/errors.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -225,6 +226,26 @@ describe('collaboration', () => {
     d.text.insert(d.text.length, ' AFTER');
     await until(async () => (await rest()) === 'fine NUL\uFFFDHERE AFTER');
     d.provider.destroy();
+  });
+
+  it('a write-back that failed (the moderation service out of reach) is tried again while the room stays open and idle', async () => {
+    const id = await newDoc(a, 'start');
+    const rest = async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string;
+    const real = documentsDeps(t.platform).moderation;
+    let failing = true;
+    setDocumentsDeps(t.platform, { moderation: { ...real, check: async (texts: string[]) => { if (failing) throw new AppError('SERVICE_UNAVAILABLE', 'moderation down'); return real.check(texts); } } });
+    try {
+      const d = connect(base, id, { ticket: await ticket(a) });
+      await until(() => d.provider.synced && d.text.toString() === 'start');
+      d.text.insert(5, ' typed while moderation was down');
+      await new Promise((r) => setTimeout(r, 900));
+      expect(await rest()).toBe('start');
+      failing = false; // back up; nobody types any more
+      await until(async () => (await rest()) === 'start typed while moderation was down', 6000);
+      d.provider.destroy();
+    } finally {
+      setDocumentsDeps(t.platform, { moderation: real });
+    }
   });
 
   it('an edit that would take the content over 10 MiB is not applied: the socket closes with 1009; smaller edits go on', async () => {

@@ -14,6 +14,8 @@ const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
 const MESSAGE_QUERY_AWARENESS = 3;
 const SAVE_DEBOUNCE_MS = 300;
+/** A write-back that failed (the database or the moderation service out of reach) is tried again this much later. */
+const SAVE_RETRY_MS = 2_000;
 
 interface Conn { session: collab.CollabSession; clientIds: Set<number> }
 
@@ -68,8 +70,17 @@ export class Room {
     if (this.discarded) return;
     const text = this.doc.getText(collab.CONTENT_TEXT).toString();
     this.chain = this.chain.then(() => collab.saveContent(this.platform, this.orgId, this.documentId, text))
-      .catch((err) => this.platform.log.error({ err, documentId: this.documentId }, 'collaboration content not saved'));
+      .catch((err) => { this.platform.log.error({ err, documentId: this.documentId }, 'collaboration content not saved'); this.retrySave(); });
     await this.chain;
+  }
+
+  /**
+   * Tries a failed write-back again while the room is open (without it, the content stayed stale until the next edit
+   * or until the room closed); once the room has closed, the reconcile job (collab-reconcile.ts) takes over.
+   */
+  private retrySave(): void {
+    if (this.discarded || this.saveTimer || this.conns.size === 0) return;
+    this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_RETRY_MS);
   }
 
   private broadcast(msg: Uint8Array, except?: WebSocket): void {
@@ -179,6 +190,7 @@ export class Room {
   }
 
   destroy(): void {
+    if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
     for (const ws of this.conns.keys()) ws.close(1001, 'server closing');
     this.awareness.destroy();
     this.doc.destroy();
