@@ -127,7 +127,6 @@ describe('GET /v1/projects', () => {
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?offset=-1', headers: c.auth }), 400, 'INVALID_PARAMETER');
     expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?status=bogus', headers: c.auth }), 400, 'INVALID_PARAMETER').message)
       .toBe('Query parameter "status" must be one of: "active", "archived", "deleted", "all"');
-    errorOf(await t.app.inject({ method: 'GET', url: '/v1/projects?status=bogus', headers: c.auth }), 400, 'INVALID_PARAMETER');
     // Another organization sees none of them.
     expect((await t.app.inject({ method: 'GET', url: '/v1/projects', headers: a.auth })).json().data.map((p: { id: string }) => p.id)).not.toContain(made[0]);
   });
