@@ -4,7 +4,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB } from './documents.service.js';
-import { evaluate, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { displayedValues, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { writeWithdrawn } from './collab.service.js';
@@ -59,10 +59,8 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, updated_at = now() WHERE org_id = $1 AND id = $2`, [orgId, s.documentId, JSON.stringify(wb)]);
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
-    const value = evaluate(sheet);
     // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small).
-    const display = Object.fromEntries(Object.keys(sheet.cells).map((ref) => [ref, value(ref)]));
-    return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display };
+    return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display: displayedValues(sheet) };
   });
 }
 

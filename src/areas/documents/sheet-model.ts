@@ -38,6 +38,9 @@ export function colName(col: number): string {
   return s;
 }
 
+/** The A1 reference of a zero-based column and row. */
+export const cellRef = (col: number, row: number): string => `${colName(col)}${row + 1}`;
+
 /**
  * Refuses parsed sheet or deck content holding a NUL or an unpaired surrogate anywhere (keys included): the JSON text
  * may carry them escaped (`\u0000`), which text storage would take, but the REST API refuses them everywhere else and
@@ -110,6 +113,12 @@ type Val = number | string | boolean | null | Val[];
 class Cycle extends Error {}
 const CYCLE = '#CYCLE!';
 
+/** The displayed value of every cell the sheet holds, by reference (what the grid socket sends). */
+export function displayedValues(sheet: Sheet): Record<string, CellValue> {
+  const value = evaluate(sheet);
+  return Object.fromEntries(Object.keys(sheet.cells).map((ref) => [ref, value(ref)]));
+}
+
 /**
  * Evaluates formulas: numbers, strings, cell references and ranges, + - * / ^ &, comparison, parentheses,
  * and SUM, AVERAGE, MIN, MAX, COUNT, IF, ROUND, ABS, CONCAT. Errors show as "#ERROR!", cycles as "#CYCLE!":
@@ -168,7 +177,7 @@ const FORMULA_TOKENS = /"(?:[^"]|"")*"|[A-Z]{1,3}[0-9]+(?::[A-Z]{1,3}[0-9]+)?|[A
  */
 export function formulaWithoutFirstRow(formula: string): string {
   const up = (ref: string) => { const p = parseRef(ref); return p ? { col: p.col, row: p.row - 1 } : null; };
-  const name = (p: { col: number; row: number }) => `${colName(p.col)}${p.row + 1}`;
+  const name = (p: { col: number; row: number }) => cellRef(p.col, p.row);
   return formula.replace(FORMULA_TOKENS, (tok) => {
     if (!/^[A-Z]{1,3}[0-9]+(:|$)/.test(tok)) return tok;
     const [a, b] = tok.split(':').map(up);
@@ -241,7 +250,7 @@ class Parser {
     // Cells in the range, both ends included (a single row or column counts too).
     if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > 100_000) throw new Error('range');
     const out: Val[] = [];
-    for (let r = Math.min(a.row, b.row); r <= Math.max(a.row, b.row); r++) for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) out.push(this.cell(`${colName(c)}${r + 1}`));
+    for (let r = Math.min(a.row, b.row); r <= Math.max(a.row, b.row); r++) for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) out.push(this.cell(cellRef(c, r)));
     return out;
   }
 }
@@ -277,7 +286,7 @@ export function sheetRows(sheet: Sheet, mode: 'raw' | 'displayed'): CellValue[][
   for (let r = 0; r <= maxRow; r++) {
     const row: CellValue[] = [];
     for (let c = 0; c <= maxCol; c++) {
-      const ref = `${colName(c)}${r + 1}`;
+      const ref = cellRef(c, r);
       const cell = sheet.cells[ref];
       row.push(mode === 'raw' ? (cell?.f ?? cell?.v ?? null) : value(ref));
     }

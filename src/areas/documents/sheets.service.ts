@@ -10,7 +10,7 @@ import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, cellRef, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -145,7 +145,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
     const offset = headerRow ? 0 : 1;
     rows.forEach((r, i) => r.forEach((v, c) => {
       const cell = ws.getCell(i + 1, c + 1);
-      const stored = s.cells[ref(c, i + offset)];
+      const stored = s.cells[cellRef(c, i + offset)];
       const shown = typeof v === 'string' ? exportText(v) : v;
       // Without the header row every row moved up one: the formulas' references move with them.
       const formula = stored?.f && (headerRow ? stored.f : formulaWithoutFirstRow(stored.f));
@@ -176,10 +176,4 @@ function worksheetNames(): { next(name: string): string } {
       return unique;
     },
   };
-}
-
-function ref(col: number, row: number): string {
-  let s = '';
-  for (let n = col + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return `${s}${row + 1}`;
 }

@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
-import { evaluate, type Workbook } from '../../areas/documents/sheet-model.js';
+import { displayedValues, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
@@ -27,8 +27,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   const watch = new CredentialWatch(app.platform);
   const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
   const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook) => {
-    const display = wb.sheets.map((sh) => { const v = evaluate(sh); return Object.fromEntries(Object.keys(sh.cells).map((r) => [r, v(r)])); });
-    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
+    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display: wb.sheets.map(displayedValues) });
   };
   // As the collaboration sockets: a deleted sheet closes its sockets (4404, clients stop reconnecting), and a REST
   // write of the sheet sends every socket of it the new snapshot (the grid would otherwise show the old workbook).
