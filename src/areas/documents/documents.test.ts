@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchCache, SEARCH_CACHE_DEPTH } from './search-cache.js';
-import { documentsVersion } from './documents.repo.js';
+import { documentsVersion, indexDocument } from './documents.repo.js';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 
@@ -147,6 +147,10 @@ describe('document library', () => {
     expect(await found('marmalade')).toEqual([deck]);
     expect(await found('orchard')).toEqual([deck]);
     for (const key of ['cells', 'sheets', 'slides', 'body']) expect(await found(key), key).toEqual([]);
+    // A deck whose content is not JSON (stored before decks were checked) is indexed as text instead of failing.
+    await t.platform.db.sys.exec(`UPDATE documents SET content = 'broken {"slides": quince' WHERE id = $1`, [deck]);
+    expect(await t.platform.db.tenant(c.orgId, (sql) => indexDocument(sql, c.orgId, deck))).toBe(1);
+    expect(await found('quince')).toEqual([deck]);
   });
 
   it('search finds text the parser keeps whole: hyphenated numbers, e-mail addresses, versions; quotes and operators are text', async () => {

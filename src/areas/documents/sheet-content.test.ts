@@ -117,10 +117,10 @@ describe('xlsx export of any workbook the model accepts', () => {
 
   it('sheet names Excel refuses (duplicates in any case, "History", apostrophes at the ends, over 31 characters) are made legal and unique', async () => {
     const long = 'This sheet name is much longer than thirty-one';
-    const names = ['Dup', 'dup', 'X', 'X', 'a/b', 'a:b', '', 'Sheet', 'History', "'quoted'", `${long} A`, `${long} B`];
+    const names = ['Dup', 'dup', 'X', 'X', 'a/b', 'a:b', '', 'Sheet', 'History', "'quoted'", `${long} A`, `${long} B`, 'Tab\u0001x'];
     const { book } = await xlsxOf({ sheets: names.map((name) => ({ name, cells: {} })) });
     expect(book.worksheets.map((w) => w.name)).toEqual([
-      'Dup', 'dup (2)', 'X', 'X (2)', 'a_b', 'a_b (2)', 'Sheet', 'Sheet (2)', 'History_', "_quoted_", long.slice(0, 31), `${long.slice(0, 27)} (2)`,
+      'Dup', 'dup (2)', 'X', 'X (2)', 'a_b', 'a_b (2)', 'Sheet', 'Sheet (2)', 'History_', "_quoted_", long.slice(0, 31), `${long.slice(0, 27)} (2)`, 'Tab_x',
     ]);
   });
 
