@@ -38,6 +38,22 @@ export async function getDocument(sql: Sql, orgId: string, id: string, opts: { f
   return sql.one<DocumentRow>(`SELECT ${COLS} FROM documents WHERE org_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]);
 }
 
+/** A document's kind (`document`, `folder`, `sheet`, `deck`...), undefined when there is none. */
+export async function documentKind(sql: Sql, orgId: string, id: string): Promise<string | undefined> {
+  return (await sql.one<{ kind: string }>(`SELECT kind FROM documents WHERE org_id = $1 AND id = $2`, [orgId, id]))?.kind;
+}
+
+/** A document's content, its row locked with `forUpdate`; undefined when there is none. */
+export async function documentContent(sql: Sql, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<string | undefined> {
+  return (await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`, [orgId, id]))?.content;
+}
+
+/** Replaces the content (as a content PUT does: a new content version, to be indexed again). */
+export async function replaceContent(sql: Sql, orgId: string, id: string, content: string): Promise<void> {
+  await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
+    WHERE org_id = $1 AND id = $2`, [orgId, id, content]);
+}
+
 export interface DocumentPatch {
   title?: string; content?: string; contentType?: string; projectId?: string | null; parentId?: string | null;
   tags?: string[]; metadata?: Record<string, unknown>; language?: string; reindex: boolean;

@@ -75,7 +75,7 @@ export function assertContentSize(content: unknown): void {
 }
 
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
-export async function moderate(ctx: ServiceContext, texts: Array<string | undefined>): Promise<void> {
+export async function moderate(ctx: Pick<ServiceContext, 'platform'>, texts: Array<string | undefined>): Promise<void> {
   const verdict = await documentsDeps(ctx.platform).moderation.check(texts.filter((t): t is string => !!t));
   if (verdict.flagged) {
     throw new AppError('CONTENT_POLICY_VIOLATION', 'The content was refused by the content policy', { categories: verdict.categories });

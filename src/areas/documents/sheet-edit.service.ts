@@ -3,7 +3,8 @@ import { AppError, notFound, validation } from '../../core/errors.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
-import { INDEX_JOB } from './documents.service.js';
+import { INDEX_JOB, moderate } from './documents.service.js';
+import { documentContent, documentKind, replaceContent } from './documents.repo.js';
 import { displayedValues, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
@@ -19,15 +20,15 @@ export async function openSheetSession(platform: Platform, token: string | undef
   if (principal.kind !== 'user') throw new AppError('AUTH_TOKEN_INVALID', 'The sheet socket needs a session token');
   if (!principal.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
   if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This needs the "document.view" permission');
-  const row = await platform.db.tenant(principal.orgId, (sql) => sql.one<{ kind: string }>(`SELECT kind FROM documents WHERE org_id = $1 AND id = $2`, [principal.orgId, documentId]));
-  if (!row || row.kind !== 'sheet') throw notFound('Spreadsheet');
+  const kind = await platform.db.tenant(principal.orgId, (sql) => documentKind(sql, principal.orgId, documentId));
+  if (kind !== 'sheet') throw notFound('Spreadsheet');
   return { principal, documentId, capability: principal.permissions.has('document.update') ? 'write' : 'read' };
 }
 
 export async function readWorkbook(platform: Platform, s: SheetSession): Promise<Workbook> {
-  const row = await platform.db.tenant(s.principal.orgId, (sql) => sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2`, [s.principal.orgId, s.documentId]));
-  if (!row) throw notFound('Spreadsheet');
-  return parseWorkbook(row.content);
+  const content = await platform.db.tenant(s.principal.orgId, (sql) => documentContent(sql, s.principal.orgId, s.documentId));
+  if (content === undefined) throw notFound('Spreadsheet');
+  return parseWorkbook(content);
 }
 
 export interface CellEdit { sheet: number; cell: string; value?: CellValue; formula?: string | null }
@@ -46,17 +47,19 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     const flaw = typeof text === 'string' ? unstorableTextProblem(text) : null;
     if (flaw) throw validation(`"${field}" ${flaw}`, { field, reason: 'UNSTORABLE_CHARACTER' });
   }
+  // The safety gate of a content PUT (spec 4.5): a cell's text the content policy refuses is not written.
+  await moderate({ platform }, [typeof e.value === 'string' ? e.value : undefined, e.formula ?? undefined]);
   const orgId = s.principal.orgId;
   return platform.db.tenantTx(orgId, async (sql) => {
-    const row = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, s.documentId]);
-    if (!row) throw notFound('Spreadsheet');
-    const wb = parseWorkbook(row.content);
+    const content = await documentContent(sql, orgId, s.documentId, { forUpdate: true });
+    if (content === undefined) throw notFound('Spreadsheet');
+    const wb = parseWorkbook(content);
     const sheet = wb.sheets[e.sheet];
     if (!sheet) throw validation(`Sheet ${e.sheet} does not exist`, { field: 'sheet' });
     if (e.formula) sheet.cells[e.cell] = { f: e.formula };
     else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };
     else delete sheet.cells[e.cell];
-    await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, updated_at = now() WHERE org_id = $1 AND id = $2`, [orgId, s.documentId, JSON.stringify(wb)]);
+    await replaceContent(sql, orgId, s.documentId, JSON.stringify(wb));
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
     // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small).

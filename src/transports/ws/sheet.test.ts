@@ -55,6 +55,19 @@ describe('GET /v1/sheet/ws', () => {
     c1.ws.close(); c2.ws.close();
   });
 
+  it('a cell text or formula the content policy refuses is an error and nothing is written', async () => {
+    const c = await open(a.token);
+    await until(() => c.msgs.length > 0);
+    c.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'C7', value: 'x-content-policy-test-violation' }));
+    c.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'C8', formula: '="X-Content-Policy-Test-Violation"' }));
+    await until(() => c.msgs.filter((m) => m.type === 'error').length === 2);
+    expect(c.msgs.filter((m) => m.type === 'error').map((m) => [m.id, m.code])).toEqual([[1, 'CONTENT_POLICY_VIOLATION'], [2, 'CONTENT_POLICY_VIOLATION']]);
+    expect(c.msgs.some((m) => m.type === 'cell' || m.type === 'ack')).toBe(false);
+    const doc = (await t.app.inject({ method: 'GET', url: `/v1/documents/${sheetId}`, headers: a.auth })).json().data;
+    expect(doc.content).not.toMatch(/content-policy/i);
+    c.ws.close();
+  });
+
   it('a REST write of the sheet sends its sockets the new snapshot; deleting it closes them with 4404', async () => {
     const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Grid 2' } })).json().data.id;
     const id = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'Doomed grid' } })).json().data.document.id;
