@@ -2,7 +2,7 @@ import * as Y from 'yjs';
 import type { Platform, ServiceContext } from '../../core/context.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { enqueue } from '../../core/jobs.js';
-import { ROLE_PERMISSIONS, scopesAllow, type Role } from '../../core/auth/permissions.js';
+import { ROLE_PERMISSIONS, scopesAllow } from '../../core/auth/permissions.js';
 import { actor } from '../../core/context.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { checkNeeds } from '../../core/http/guard.js';
@@ -10,6 +10,8 @@ import { documentsDeps } from './deps.js';
 import type { TicketClaims } from './tickets.js';
 import { INDEX_JOB } from './documents.service.js';
 import { validateDeck } from './sheet-model.js';
+import { documentContent, documentKind } from './documents.repo.js';
+import * as repo from './collab.repo.js';
 
 function isValidDeck(content: string): boolean {
   try { validateDeck(content); return true; } catch { return false; }
@@ -62,13 +64,7 @@ export async function redeemTicket(platform: Platform, ticket: string): Promise<
  * `documents:write` for a key) as well as a write ticket. Used at redemption and on every credential change.
  */
 async function sessionFromClaims(platform: Platform, c: TicketClaims): Promise<CollabSession> {
-  const row = await platform.db.sys.one<{ role: Role; features: string[]; ok: boolean; scopes: string[] | null }>(`SELECT m.role, o.features,
-      (o.deleted_at IS NULL AND u.is_active
-       AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = $3 AND s.revoked_at IS NULL AND s.expires_at > now()))
-       AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $4 AND k.revoked_at IS NULL AND k.expires_at > now()))) AS ok,
-      (SELECT k.scopes FROM api_keys k WHERE k.id = $4) AS scopes
-    FROM memberships m JOIN organizations o ON o.id = m.org_id JOIN users u ON u.id = m.user_id
-    WHERE m.org_id = $1 AND m.user_id = $2`, [c.orgId, c.userId, c.sessionId, c.apiKeyId]);
+  const row = await repo.ticketHolder(platform.db.sys, c.orgId, c.userId, c.sessionId, c.apiKeyId);
   if (!row?.ok) throw new AppError('AUTH_TOKEN_INVALID', 'The credential behind this ticket is no longer valid');
   const perms = ROLE_PERMISSIONS[row.role];
   // The route's needs, checked by the core as for any request: feature, then the key's scope, then the permission.
@@ -107,8 +103,8 @@ export const writeWithdrawn = () => new AppError('PERMISSION_DENIED', 'Write acc
 
 /** 404 unless the document exists in the organization and is of the kind this transport serves. */
 export async function requireCollabDocument(platform: Platform, orgId: string, documentId: string, kinds: string[]): Promise<void> {
-  const row = await platform.db.tenant(orgId, (sql) => sql.one<{ kind: string }>(`SELECT kind FROM documents WHERE org_id = $1 AND id = $2`, [orgId, documentId]));
-  if (!row || !kinds.includes(row.kind)) throw notFound('Document');
+  const kind = await platform.db.tenant(orgId, (sql) => documentKind(sql, orgId, documentId));
+  if (kind === undefined || !kinds.includes(kind)) throw notFound('Document');
 }
 
 /**
@@ -123,17 +119,16 @@ export async function loadState(platform: Platform, orgId: string, documentId: s
 export async function loadStateThrough(platform: Platform, orgId: string, documentId: string): Promise<{ doc: Y.Doc; seq: number }> {
   const doc = new Y.Doc();
   const rows = await platform.db.tenantTx(orgId, async (sql) => {
-    const existing = await sql.query<{ data: Buffer; seq: string }>(`SELECT data, seq FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    const existing = await repo.documentUpdates(sql, orgId, documentId);
     if (existing.length) return existing;
-    const d = await sql.one<{ content: string }>(`SELECT content FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, documentId]);
-    if (!d) throw notFound('Document');
-    const again = await sql.query<{ data: Buffer; seq: string }>(`SELECT data, seq FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq`, [orgId, documentId]);
+    const content = await documentContent(sql, orgId, documentId, { forUpdate: true });
+    if (content === undefined) throw notFound('Document');
+    const again = await repo.documentUpdates(sql, orgId, documentId);
     if (again.length) return again;
     const seed = new Y.Doc();
-    if (d.content) seed.getText(CONTENT_TEXT).insert(0, d.content);
+    if (content) seed.getText(CONTENT_TEXT).insert(0, content);
     const data = Buffer.from(Y.encodeStateAsUpdate(seed));
-    const row = await sql.one<{ seq: string }>(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3) RETURNING seq`, [orgId, documentId, data]);
-    return [{ data, seq: row!.seq }];
+    return [{ data, seq: await repo.insertUpdate(sql, orgId, documentId, data) }];
   });
   Y.transact(doc, () => { for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data)); });
   return { doc, seq: Number(rows[rows.length - 1].seq) };
@@ -141,20 +136,18 @@ export async function loadStateThrough(platform: Platform, orgId: string, docume
 
 /** Appends one update; returns how many rows the document now has (to decide on compaction). */
 export async function appendUpdate(platform: Platform, orgId: string, documentId: string, update: Uint8Array): Promise<number> {
-  const r = await platform.db.tenant(orgId, (sql) => sql.one<{ n: number }>(`WITH ins AS (INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3) RETURNING seq)
-    SELECT (SELECT count(*) FROM document_updates WHERE org_id = $1 AND document_id = $2) + 1 AS n`, [orgId, documentId, Buffer.from(update)]));
-  return r?.n ?? 0;
+  return platform.db.tenant(orgId, (sql) => repo.appendUpdateCounted(sql, orgId, documentId, Buffer.from(update)));
 }
 
 /** Merges all updates up to now into one row (rows appended meanwhile by other nodes stay). */
 export async function compact(platform: Platform, orgId: string, documentId: string): Promise<void> {
   await platform.db.tenantTx(orgId, async (sql) => {
-    const rows = await sql.query<{ seq: number; data: Buffer }>(`SELECT seq, data FROM document_updates WHERE org_id = $1 AND document_id = $2 ORDER BY seq FOR UPDATE`, [orgId, documentId]);
+    const rows = await repo.lockedDocumentUpdates(sql, orgId, documentId);
     if (rows.length < 2) return;
     const merged = Y.mergeUpdates(rows.map((r) => new Uint8Array(r.data)));
     const maxSeq = rows[rows.length - 1].seq;
-    await sql.exec(`DELETE FROM document_updates WHERE org_id = $1 AND document_id = $2 AND seq <= $3`, [orgId, documentId, maxSeq]);
-    await sql.exec(`INSERT INTO document_updates (org_id, document_id, data) VALUES ($1, $2, $3)`, [orgId, documentId, Buffer.from(merged)]);
+    await repo.deleteUpdatesThrough(sql, orgId, documentId, maxSeq);
+    await repo.insertMergedUpdate(sql, orgId, documentId, Buffer.from(merged));
   });
 }
 
@@ -174,14 +167,11 @@ export async function saveContent(platform: Platform, orgId: string, documentId:
     // highest seq. A text rebuilt from stored updates (collab-reconcile.ts) is saved only if no update came after
     // the ones it was built from: a room opened meanwhile writes its newer text itself.
     const stale = throughSeq !== undefined
-      && !!(await sql.one(`SELECT 1 FROM document_updates WHERE org_id = $1 AND document_id = $2 AND seq > $3 LIMIT 1`, [orgId, documentId, throughSeq]));
+      && await repo.hasUpdateAfter(sql, orgId, documentId, throughSeq);
     if (stale) return 0;
-    const n = await sql.exec(`UPDATE documents SET content = $3, is_indexed = false, content_version = content_version + 1, updated_at = now()
-      WHERE org_id = $1 AND id = $2 AND content IS DISTINCT FROM $3 AND (kind <> 'deck' OR $4) AND $5`, [orgId, documentId, content, deckValid, !verdict.flagged]);
+    const n = await repo.saveCollabContent(sql, orgId, documentId, content, deckValid, !verdict.flagged);
     if (n) await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: documentId }, dedupeKey: documentId });
-    await sql.exec(`INSERT INTO collab_saved (org_id, document_id, seq)
-      SELECT $1, $2, max(seq) FROM document_updates WHERE org_id = $1 AND document_id = $2 HAVING max(seq) IS NOT NULL
-      ON CONFLICT (org_id, document_id) DO UPDATE SET seq = GREATEST(collab_saved.seq, EXCLUDED.seq)`, [orgId, documentId]);
+    await repo.markSavedThroughLatest(sql, orgId, documentId);
     return n;
   });
   if (changed) platform.jobs.poke();
@@ -210,7 +200,7 @@ export async function replaceContent(platform: Platform, orgId: string, document
     t.insert(0, content);
   }, 'rest');
   if (open) { apply(open); return; }
-  const has = await platform.db.tenant(orgId, (sql) => sql.one(`SELECT 1 FROM document_updates WHERE org_id = $1 AND document_id = $2 LIMIT 1`, [orgId, documentId]));
+  const has = await platform.db.tenant(orgId, (sql) => repo.hasUpdates(sql, orgId, documentId));
   if (!has) return;
   const doc = await loadState(platform, orgId, documentId);
   const before = Y.encodeStateVector(doc);
