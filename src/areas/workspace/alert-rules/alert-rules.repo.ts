@@ -37,6 +37,9 @@ export const alertRulesRepo = {
   delivery: (sql: Sql, orgId: string, id: string) =>
     sql.one<{ id: string; alert_rule_id: string; channel: string; status: string; event: Record<string, unknown> }>(
       `SELECT id, alert_rule_id, channel, status, event FROM alert_deliveries WHERE org_id = $1 AND id = $2`, [orgId, id]),
+  /** The e-mail address of a user (a rule's creator) and whether their account is active; undefined when there is none. */
+  userContact: (sql: Sql, userId: string) =>
+    sql.one<{ email: string; is_active: boolean }>(`SELECT email, is_active FROM users WHERE id = $1`, [userId]),
   /** Records one attempt and moves the delivery to its new status, in one statement. */
   recordAttempt: (sql: Sql, orgId: string, id: string, attempt: number, outcome: 'delivered' | 'failed', status: string, error: string | null) =>
     sql.exec(`WITH a AS (INSERT INTO alert_delivery_attempts (org_id, delivery_id, attempt, outcome, error) VALUES ($1, $2, $3, $4, $6)

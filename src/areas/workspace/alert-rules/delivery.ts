@@ -63,7 +63,8 @@ async function send(platform: Platform, orgId: string, rule: RuleRow, channel: s
     case 'email': {
       if (!mailer.configured) throw new PermanentFailure(EMAIL_NOT_CONFIGURED);
       if (!rule.created_by) throw new PermanentFailure('The rule has no creator to e-mail');
-      const user = await platform.db.tenant(orgId, (sql) => sql.one<{ email: string; is_active: boolean }>(`SELECT email, is_active FROM users WHERE id = $1`, [rule.created_by]));
+      const creator = rule.created_by;
+      const user = await platform.db.tenant(orgId, (sql) => alertRulesRepo.userContact(sql, creator));
       if (!user || !user.is_active) throw new PermanentFailure('The rule creator has no active account');
       const url = actionUrlOf(event);
       await mailer.send({

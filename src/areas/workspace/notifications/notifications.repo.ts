@@ -37,4 +37,12 @@ export const notificationsRepo = {
 
   remove: (sql: Sql, orgId: string, userId: string, id: string) =>
     sql.exec(`DELETE FROM notifications WHERE org_id = $1 AND user_id = $2 AND id = $3`, [orgId, userId, id]),
+
+  /** Those of the users who are members of the organization. */
+  membersAmong: async (sql: Sql, orgId: string, userIds: string[]) =>
+    (await sql.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE org_id = $1 AND user_id = ANY($2::uuid[])`, [orgId, userIds])).map((r) => r.user_id),
+  /** Those of the users who turned the notification preference `pref` off in their personalization. */
+  optedOutAmong: async (sql: Sql, orgId: string, userIds: string[], pref: string) =>
+    (await sql.query<{ user_id: string }>(`SELECT user_id FROM user_settings WHERE org_id = $1 AND kind = 'personalization'
+      AND user_id = ANY($2::uuid[]) AND (value -> 'notifications' ->> $3) = 'false'`, [orgId, userIds, pref])).map((r) => r.user_id),
 };

@@ -27,10 +27,9 @@ export async function createBuiltInNotifications(sql: Sql, event: PlatformEvent)
   let recipients = [...new Set(event.recipients)].filter((u) => u !== event.actorUserId);
   if (recipients.length === 0) return 0;
   // Only members of the organization (a recipient removed meanwhile is skipped).
-  recipients = (await sql.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE org_id = $1 AND user_id = ANY($2::uuid[])`, [event.orgId, recipients])).map((r) => r.user_id);
+  recipients = await notificationsRepo.membersAmong(sql, event.orgId, recipients);
   if (rule.pref) {
-    const off = new Set((await sql.query<{ user_id: string }>(`SELECT user_id FROM user_settings WHERE org_id = $1 AND kind = 'personalization'
-      AND user_id = ANY($2::uuid[]) AND (value -> 'notifications' ->> $3) = 'false'`, [event.orgId, recipients, rule.pref])).map((r) => r.user_id));
+    const off = new Set(await notificationsRepo.optedOutAmong(sql, event.orgId, recipients, rule.pref));
     recipients = recipients.filter((u) => !off.has(u));
   }
   const title = describeEvent(event);

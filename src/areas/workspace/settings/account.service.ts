@@ -1,15 +1,14 @@
 import { actor, type ServiceContext } from '../../../core/context.js';
 import { notFound, validation } from '../../../core/errors.js';
 import { STEP_UP_WINDOW_MS } from '../../../core/http/guard.js';
-import { settingsRepo } from './settings.repo.js';
+import { accountRepo, settingsRepo } from './settings.repo.js';
 import { SYNC_TYPES } from '../../sync/sync.repo.js';
 
 /** The caller's profile in this organization, with the display choices of their personalization. */
 export async function getProfile(ctx: ServiceContext) {
   const p = actor(ctx);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
-    const user = await sql.one<{ id: string; email: string; name: string; created_at: string }>(
-      `SELECT id, email, name, created_at FROM users WHERE id = $1`, [p.userId]);
+    const user = await accountRepo.user(sql, p.userId);
     if (!user) throw notFound('User');
     const pers = (await settingsRepo.userDoc(sql, p.orgId, p.userId, 'personalization'))?.value ?? {};
     return {
@@ -25,16 +24,10 @@ export async function getProfile(ctx: ServiceContext) {
 export async function getSecurity(ctx: ServiceContext) {
   const p = actor(ctx);
   // mfa_enabled is not readable by the tenant role (users is shared); read the caller's own row as owner.
-  const mfa = await ctx.platform.db.sys.one<{ mfa_enabled: boolean }>(`SELECT mfa_enabled FROM users WHERE id = $1`, [p.userId]);
+  const mfa = await accountRepo.mfaEnabled(ctx.platform.db.sys, p.userId);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
-    const counts = (await sql.one<{ sessions: number; keys: number }>(`SELECT
-        (SELECT count(*)::int FROM sessions WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now()) AS sessions,
-        (SELECT count(*)::int FROM api_keys WHERE org_id = $1 AND created_by_user_id = $2 AND revoked_at IS NULL AND expires_at > now()) AS keys`,
-      [p.orgId, p.userId]))!;
-    const session = p.sessionId
-      ? (await sql.one<{ id: string; mfa_at: string | null; created_at: string; expires_at: string }>(
-        `SELECT id, mfa_at, created_at, expires_at FROM sessions WHERE org_id = $1 AND id = $2`, [p.orgId, p.sessionId])) ?? null
-      : null;
+    const counts = await accountRepo.liveCredentialCounts(sql, p.orgId, p.userId);
+    const session = p.sessionId ? (await accountRepo.session(sql, p.orgId, p.sessionId)) ?? null : null;
     return {
       mfa_enabled: mfa?.mfa_enabled ?? false, credential_kind: p.kind, session,
       active_sessions: counts.sessions, active_api_keys: counts.keys,

@@ -1,5 +1,6 @@
 import { actor, type ServiceContext } from '../../../core/context.js';
 import { slugProblem } from '../../../core/slugs.js';
+import { slugsRepo } from './slugs.repo.js';
 
 export type SlugKind = 'org' | 'project' | 'package';
 export type SlugReason = 'taken' | 'reserved' | 'invalid_format' | 'uuid_shaped' | 'error';
@@ -28,13 +29,12 @@ async function isTaken(ctx: ServiceContext, orgId: string, kind: SlugKind, slug:
   switch (kind) {
     case 'org':
       // Global across organizations (and kept by deleted ones), so it needs the owner connection.
-      return !!(await db.sys.one(`SELECT 1 FROM organizations WHERE slug = $1`, [slug]));
+      return slugsRepo.orgSlugTaken(db.sys, slug);
     case 'project':
-      return db.tenant(orgId, async (sql) => !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND slug = $2`, [orgId, slug])));
+      return db.tenant(orgId, (sql) => slugsRepo.projectSlugTaken(sql, orgId, slug));
     case 'package': {
-      const t = await db.sys.one<{ t: string | null }>(`SELECT to_regclass('public.saas_packages')::text AS t`);
-      if (!t?.t) return false;
-      return !!(await db.sys.one(`SELECT 1 FROM saas_packages WHERE slug = $1 LIMIT 1`, [slug]));
+      if (!(await slugsRepo.packagesTableExists(db.sys))) return false;
+      return slugsRepo.packageSlugTaken(db.sys, slug);
     }
   }
 }
