@@ -40,3 +40,13 @@ export function decodeCursor<T extends Record<string, unknown>>(cursor: string, 
     throw new AppError('INVALID_PARAMETER', 'Query parameter "cursor" is not a cursor this endpoint issued', { field: 'cursor' });
   }
 }
+
+/**
+ * A page and its exact total from rows that each carry the list's `count(*) OVER ()` as `total`. A page past the end
+ * has no row to carry it, so `count` runs then (spec 2.1: `total` is the list's size whatever the page); an empty
+ * first page means an empty list.
+ */
+export async function pageWithTotal<T>(rows: Array<T & { total: number | string }>, offset: number, count: () => Promise<number>): Promise<{ items: T[]; total: number }> {
+  const total = rows.length ? Number(rows[0].total) : offset === 0 ? 0 : await count();
+  return { items: rows.map(({ total: _t, ...item }) => item as T), total };
+}

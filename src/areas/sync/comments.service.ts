@@ -8,8 +8,9 @@ import { uuidv7 } from '../../core/ids.js';
 import type { Sql } from '../../core/db/database.js';
 import { moderate } from '../documents/documents.service.js';
 import type { CreateCommentInput } from './sync.schemas.js';
+import * as repo from './comments.repo.js';
+import { pageWithTotal } from '../../core/pagination.js';
 
-const COLS = 'id, org_id, target_type, target_id, body, author_id, created_at, updated_at';
 const VIEW = { document: 'document.view', task: 'task.view' } as const;
 const WRITE = { document: 'document.update', task: 'task.update' } as const;
 type Target = keyof typeof VIEW;
@@ -31,8 +32,7 @@ function assertTargetFeature(ctx: ServiceContext, type: Target): void {
  * finds the target gone. Without it a comment could outlive its target, unreachable.
  */
 async function targetExists(sql: Sql, orgId: string, type: Target, id: string, opts: { keep?: boolean } = {}) {
-  const table = type === 'document' ? 'documents' : 'tasks';
-  if (!(await sql.one(`SELECT 1 FROM ${table} WHERE org_id = $1 AND id = $2${opts.keep ? ' FOR KEY SHARE' : ''}`, [orgId, id]))) {
+  if (!(await repo.targetExists(sql, orgId, type, id, opts))) {
     throw notFound(type === 'document' ? 'Document' : 'Task', { field: 'target_id' });
   }
 }
@@ -43,9 +43,8 @@ export async function listComments(ctx: ServiceContext, q: { target_type: Target
   const p = requirePermission(ctx, VIEW[q.target_type]);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
     await targetExists(sql, p.orgId, q.target_type, q.target_id);
-    const rows = await sql.query<Record<string, unknown> & { total: number }>(`SELECT ${COLS}, count(*) OVER () AS total FROM comments
-      WHERE org_id = $1 AND target_type = $2 AND target_id = $3 ORDER BY id LIMIT $4 OFFSET $5`, [p.orgId, q.target_type, q.target_id, q.limit, q.offset]);
-    return { items: rows.map(({ total: _t, ...r }) => r), total: rows[0]?.total ?? 0 };
+    const rows = await repo.listComments(sql, p.orgId, { targetType: q.target_type, targetId: q.target_id, limit: q.limit, offset: q.offset });
+    return pageWithTotal(rows, q.offset, () => repo.countComments(sql, p.orgId, q.target_type, q.target_id));
   });
 }
 
@@ -55,15 +54,14 @@ export async function createComment(ctx: ServiceContext, input: CreateCommentInp
   await moderate(ctx, [input.body]);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await targetExists(sql, p.orgId, input.target_type, input.target_id, { keep: true });
-    const row = await sql.one<{ id: string }>(`INSERT INTO comments (org_id, id, target_type, target_id, body, author_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLS}`,
-      [p.orgId, uuidv7(), input.target_type, input.target_id, input.body, p.userId]);
-    await audit(sql, ctx, { action: 'comment.created', targetType: 'comment', targetId: row!.id, details: { target_type: input.target_type, target_id: input.target_id } });
-    return row!;
+    const row = await repo.insertComment(sql, p.orgId, { id: uuidv7(), targetType: input.target_type, targetId: input.target_id, body: input.body, authorId: p.userId });
+    await audit(sql, ctx, { action: 'comment.created', targetType: 'comment', targetId: row.id, details: { target_type: input.target_type, target_id: input.target_id } });
+    return row;
   });
 }
 
 async function ownComment(sql: Sql, ctx: ServiceContext, orgId: string, id: string, adminPermission?: string) {
-  const row = await sql.one<{ author_id: string | null; target_type: Target }>(`SELECT author_id, target_type FROM comments WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+  const row = await repo.lockedCommentAuthor(sql, orgId, id);
   if (!row) throw notFound('Comment');
   assertTargetFeature(ctx, row.target_type);
   if (!ctx.principal!.permissions.has(VIEW[row.target_type])) throw notFound('Comment');
@@ -78,7 +76,7 @@ export async function updateComment(ctx: ServiceContext, input: { id: string; bo
   await moderate(ctx, [input.body]);
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await ownComment(sql, ctx, p.orgId, input.id);
-    const row = await sql.one(`UPDATE comments SET body = $3, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ${COLS}`, [p.orgId, input.id, input.body]);
+    const row = await repo.updateCommentBody(sql, p.orgId, input.id, input.body);
     await audit(sql, ctx, { action: 'comment.updated', targetType: 'comment', targetId: input.id });
     return row!;
   });
@@ -89,7 +87,7 @@ export async function deleteComment(ctx: ServiceContext, input: { id: string }) 
   const p = requirePermission(ctx, 'document.view');
   await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await ownComment(sql, ctx, p.orgId, input.id, 'org.manage_members');
-    await sql.exec(`DELETE FROM comments WHERE org_id = $1 AND id = $2`, [p.orgId, input.id]);
+    await repo.deleteComment(sql, p.orgId, input.id);
     await audit(sql, ctx, { action: 'comment.deleted', targetType: 'comment', targetId: input.id });
   });
   return { id: input.id, deleted: true };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
+import { memberOf } from '../projects/projects.fixtures.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -96,6 +97,35 @@ describe('entities, relationships, comments', () => {
     expect((await req(a, 'PUT', `/v1/comments/${c.json().data.id}`, { body: 'Edited' })).json().data.body).toBe('Edited');
     errorOf(await req(b, 'PUT', `/v1/comments/${c.json().data.id}`, { body: 'x' }), 404, 'NOT_FOUND');
     expect((await req(a, 'DELETE', `/v1/comments/${c.json().data.id}`)).json().data.deleted).toBe(true);
+  });
+
+  it('only the author edits a comment; an admin may delete it but not edit it', async () => {
+    const m = await memberOf(t.app, a, 'member');
+    const asM = { ...a, auth: m.auth };
+    const doc = (await req(a, 'POST', '/v1/documents', { title: 'Reviewed' })).json().data;
+    const mine = (await req(a, 'POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'By the owner' })).json().data;
+    const theirs = (await req(asM, 'POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'By a member' })).json().data;
+    expect(errorOf(await req(asM, 'PUT', `/v1/comments/${mine.id}`, { body: 'x' }), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'comment.author' });
+    expect(errorOf(await req(asM, 'DELETE', `/v1/comments/${mine.id}`), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'org.manage_members' });
+    expect(errorOf(await req(a, 'PUT', `/v1/comments/${theirs.id}`, { body: 'x' }), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'comment.author' });
+    expect((await req(a, 'GET', `/v1/comments?target_type=document&target_id=${doc.id}`)).json().data.map((x: { body: string }) => x.body)).toEqual(['By the owner', 'By a member']);
+    expect((await req(a, 'DELETE', `/v1/comments/${theirs.id}`)).json().data).toEqual({ id: theirs.id, deleted: true });
+    expect((await req(asM, 'PUT', `/v1/comments/${mine.id}`, { body: 'x' })).statusCode).toBe(403);
+  });
+
+  it('a page past the end keeps the exact total (entities, relationships, comments)', async () => {
+    const c = await newTenant(t.app);
+    const e1 = (await req(c, 'POST', '/v1/entities', { name: 'One', entity_type: 'thing' })).json().data;
+    const e2 = (await req(c, 'POST', '/v1/entities', { name: 'Two', entity_type: 'thing' })).json().data;
+    await req(c, 'POST', '/v1/relationships', { source_entity_id: e1.id, target_entity_id: e2.id, relationship_type: 'links' });
+    const doc = (await req(c, 'POST', '/v1/documents', { title: 'Talked about' })).json().data;
+    await req(c, 'POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'First' });
+    const past = async (url: string) => { const r = (await req(c, 'GET', url)).json(); return { n: r.data.length, ...r.pagination }; };
+    expect(await past('/v1/entities?offset=5&limit=2')).toEqual({ n: 0, total: 2, limit: 2, offset: 5, has_more: false });
+    expect(await past('/v1/entities?entity_type=none&offset=5')).toMatchObject({ n: 0, total: 0 });
+    expect(await past('/v1/relationships?offset=3')).toMatchObject({ n: 0, total: 1 });
+    expect(await past(`/v1/relationships?entity_id=${e2.id}&offset=1`)).toMatchObject({ n: 0, total: 1 });
+    expect(await past(`/v1/comments?target_type=document&target_id=${doc.id}&offset=1`)).toMatchObject({ n: 0, total: 1 });
   });
 });
 
