@@ -235,6 +235,29 @@ describe('alert rules fire end to end', () => {
     expect(await deliveries(a, off)).toEqual([]);
   });
 
+  it('a removed member\'s rules stop: no delivery is queued for them, and one queued before the removal fails without sending', async () => {
+    const a = await newTenant(t.app);
+    const m = await memberOf(t.app, a, 'admin');
+    const slackPath = `/services/T0/B1/${a.orgId}`;
+    const ruleId = await rule({ ...a, auth: m.auth }, { name: 'Mine', event_type: 'project.created', channels: ['in_app', 'slack'], slack_webhook_url: hook.url(slackPath) });
+    const event = (): PlatformEvent => ({ type: 'project.created', orgId: a.orgId, actorUserId: a.userId, targetType: 'project', targetId: uuidv7(), data: { name: 'P' }, at: new Date().toISOString() });
+    // Queued while the creator is a member (the job runner may not take it before the removal: its transaction holds it).
+    let queuedBefore = 0;
+    await t.platform.db.tenantTx(a.orgId, async (sql) => {
+      queuedBefore = await queueAlertDeliveries(sql, event(), { emailConfigured: false });
+      const removed = await t.app.inject({ method: 'DELETE', url: `/v1/organizations/current/members/${m.userId}`, headers: a.auth });
+      expect(removed.statusCode).toBe(200);
+    });
+    expect(queuedBefore).toBe(2);
+    t.platform.jobs.poke();
+    const done = await waitFor(async () => { const d = await deliveries(a, ruleId); return d.length === 2 && d.every((x) => x.status === 'failed') && d; });
+    expect(done.map((d) => d.last_error)).toEqual([expect.stringContaining('no longer a member'), expect.stringContaining('no longer a member')]);
+    expect(hook.received.filter((x) => x.path === slackPath)).toEqual([]);
+    // After the removal the rule matches nothing.
+    expect(await t.platform.db.tenantTx(a.orgId, (sql) => queueAlertDeliveries(sql, event(), { emailConfigured: false }))).toBe(0);
+    expect(await deliveries(a, ruleId)).toHaveLength(2);
+  });
+
   describe('e-mail through a failing SMTP relay', () => {
     /*
      * Every test file's app runs a job runner on the one shared test database, and any app with SMTP configured

@@ -22,8 +22,17 @@ export const alertRulesRepo = {
   enabledEventTypes: async (sql: Sql, orgId: string) =>
     (await sql.query<{ event_type: string }>(`SELECT DISTINCT event_type FROM alert_rules WHERE org_id = $1 AND is_enabled`, [orgId])).map((r) => r.event_type),
 
+  /**
+   * The enabled rules for an event type whose creator is still a member of the organization: a rule sends its
+   * creator (and the creator's e-mail and Slack webhook) the organization's events, which a removed member must
+   * no longer receive.
+   */
   enabledFor: (sql: Sql, orgId: string, eventType: string) =>
-    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules WHERE org_id = $1 AND event_type IN ($2, '*') AND is_enabled ORDER BY id`, [orgId, eventType]),
+    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules r WHERE r.org_id = $1 AND r.event_type IN ($2, '*') AND r.is_enabled
+      AND EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = r.org_id AND m.user_id = r.created_by) ORDER BY r.id`, [orgId, eventType]),
+  /** Whether the user is a member of the organization. */
+  isMember: async (sql: Sql, orgId: string, userId: string) =>
+    !!(await sql.one(`SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId])),
 
   deliveries: (sql: Sql, orgId: string, ruleId: string, page: { limit: number; offset: number }) =>
     sql.query<Record<string, unknown> & { total: number }>(`SELECT ${DELIVERY_COLS}, count(*) OVER ()::int AS total FROM alert_deliveries

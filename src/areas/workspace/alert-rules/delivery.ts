@@ -31,11 +31,15 @@ export function deliveryHandler(platform: Platform) {
     const event = d.event as unknown as PlatformEvent;
     try {
       if (!rule) throw new PermanentFailure('The alert rule no longer exists');
+      // Queued while its creator was a member, delivered after the removal: the events are no longer theirs to get.
+      const creator = rule.created_by;
+      if (!creator || !(await db.tenant(orgId, (sql) => alertRulesRepo.isMember(sql, orgId, creator)))) {
+        throw new PermanentFailure('The rule\'s creator is no longer a member of the organization');
+      }
       if (d.channel === 'in_app') {
         await db.tenantTx(orgId, async (sql) => {
-          if (!rule.created_by) throw new PermanentFailure('The rule has no creator to notify');
           await notificationsRepo.insert(sql, orgId, {
-            userId: rule.created_by, type: typeOf(event.type), title: `${rule.name}: ${describeEvent(event)}`.slice(0, 500),
+            userId: creator, type: typeOf(event.type), title: `${rule.name}: ${describeEvent(event)}`.slice(0, 500),
             body: rule.description, channel: 'in_app', actionUrl: actionUrlOf(event), eventType: event.type,
             targetType: event.targetType, targetId: event.targetId, alertRuleId: rule.id,
           });
@@ -43,7 +47,7 @@ export function deliveryHandler(platform: Platform) {
         });
         return;
       }
-      await send(platform, orgId, rule, d.channel, event);
+      await send(platform, orgId, rule, creator, d.channel, event);
       await db.tenant(orgId, (sql) => alertRulesRepo.recordAttempt(sql, orgId, deliveryId, job.attempts, 'delivered', 'delivered', null));
     } catch (err) {
       const permanent = err instanceof PermanentFailure;
@@ -56,14 +60,12 @@ export function deliveryHandler(platform: Platform) {
   };
 }
 
-async function send(platform: Platform, orgId: string, rule: RuleRow, channel: string, event: PlatformEvent): Promise<void> {
+async function send(platform: Platform, orgId: string, rule: RuleRow, creator: string, channel: string, event: PlatformEvent): Promise<void> {
   const { mailer, slack } = workspaceAdapters(platform);
   const line = describeEvent(event);
   switch (channel) {
     case 'email': {
       if (!mailer.configured) throw new PermanentFailure(EMAIL_NOT_CONFIGURED);
-      if (!rule.created_by) throw new PermanentFailure('The rule has no creator to e-mail');
-      const creator = rule.created_by;
       const user = await platform.db.tenant(orgId, (sql) => alertRulesRepo.userContact(sql, creator));
       if (!user || !user.is_active) throw new PermanentFailure('The rule creator has no active account');
       const url = actionUrlOf(event);
