@@ -71,4 +71,72 @@ export const accountsRepo = {
     sql.exec(`UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [sessionId]),
   revokeUserSessionsInOrg: (sql: Sql, orgId: string, userId: string) =>
     sql.exec(`UPDATE sessions SET revoked_at = now() WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL`, [orgId, userId]),
+  /** Revokes every live session of the user in every organization; returns how many. */
+  revokeUserSessions: (sql: Sql, userId: string) =>
+    sql.exec(`UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, [userId]),
+  /** Revokes every live session of the organization; returns how many. */
+  revokeOrgSessions: (sql: Sql, orgId: string) =>
+    sql.exec(`UPDATE sessions SET revoked_at = now() WHERE org_id = $1 AND revoked_at IS NULL`, [orgId]),
+  /** Marks the session as having passed MFA now; returns its new mfa_at, undefined when there is no such session. */
+  markSessionMfa: (sql: Sql, sessionId: string | undefined) =>
+    sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [sessionId]),
+  /** The refresh token with this hash and its session, the token's row locked for update; undefined when unknown. */
+  refreshTokenForUpdate: (sql: Sql, hash: string) =>
+    sql.one<{ org_id: string; session_id: string; used_at: string | null; revoked_at: string | null; expires_at: string; user_id: string }>(
+      `SELECT r.org_id, r.session_id, r.used_at, s.revoked_at, s.expires_at, s.user_id
+         FROM refresh_tokens r JOIN sessions s ON s.org_id = r.org_id AND s.id = r.session_id
+        WHERE r.token_hash = $1 FOR UPDATE OF r`, [hash]),
+  /** Marks a refresh token as used; returns how many rows changed. */
+  spendRefresh: (sql: Sql, hash: string) =>
+    sql.exec(`UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1`, [hash]),
+  /** Deletes the spent MFA challenges that have expired; returns how many. */
+  deleteExpiredMfaChallenges: (sql: Sql) =>
+    sql.exec(`DELETE FROM mfa_challenges_spent WHERE expires_at < now()`),
+  /** Records an MFA challenge as spent; returns 1, or 0 when it was spent already. */
+  spendMfaChallenge: (sql: Sql, jti: string, userId: string, expiresAtEpoch: number) =>
+    sql.exec(`INSERT INTO mfa_challenges_spent (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))
+      ON CONFLICT (jti) DO NOTHING`, [jti, userId, expiresAtEpoch]),
+  /** Sets a user's password hash (sessions stay); returns how many rows changed. */
+  setPasswordHash: (sql: Sql, userId: string, passwordHash: string) =>
+    sql.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [userId, passwordHash]),
+  /** Sets a user's password hash and bumps token_version (their tokens stop working); returns how many rows changed. */
+  resetPasswordHash: (sql: Sql, userId: string, passwordHash: string) =>
+    sql.exec(`UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1`, [userId, passwordHash]),
+  /** Stores a new sealed TOTP secret, with no time step used yet; returns how many rows changed. */
+  setTotpSecret: (sql: Sql, userId: string, sealedSecret: string) =>
+    sql.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, mfa_totp_login_step = NULL, mfa_totp_step_up_step = NULL, updated_at = now() WHERE id = $1`, [userId, sealedSecret]),
+  /** Turns MFA on for a user; returns how many rows changed. */
+  enableMfa: (sql: Sql, userId: string) =>
+    sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [userId]),
+  /** The platform root organization's id; undefined before the first start made it. */
+  rootOrg: (sql: Sql) => sql.one<{ id: string }>(`SELECT id FROM organizations WHERE is_root`),
+  /** One page of the live organizations, oldest first. */
+  orgsPage: (sql: Sql, limit: number, offset: number) =>
+    sql.query<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE o.deleted_at IS NULL ORDER BY o.created_at, o.id LIMIT $1 OFFSET $2`, [limit, offset]),
+  /** How many live organizations there are. */
+  countOrgs: async (sql: Sql) => (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM organizations WHERE deleted_at IS NULL`))!.n,
+  /** Whether a live organization has this id. */
+  orgExists: async (sql: Sql, id: string) => !!(await sql.one(`SELECT 1 FROM organizations WHERE id = $1 AND deleted_at IS NULL`, [id])),
+  /** A live organization by id (`byId`, the text cast to uuid) or by slug; undefined when there is none. */
+  orgByIdOrSlug: (sql: Sql, idOrSlug: string, byId: boolean) =>
+    sql.one<OrgRow>(`SELECT ${ORG_COLS} FROM organizations o WHERE ${byId ? 'o.id = $1::uuid' : 'o.slug = $1'} AND o.deleted_at IS NULL`, [idOrSlug]),
+  /** Applies the given name, settings and session duration (null keeps one) and returns the organization; undefined when deleted. */
+  updateOrg: (sql: Sql, orgId: string, f: { name: string | null; settings: unknown; sessionDurationDays: number | null }) =>
+    sql.one<OrgRow>(`UPDATE organizations AS o SET name = COALESCE($2, name), settings = COALESCE($3, settings),
+        session_duration_days = COALESCE($4, session_duration_days), updated_at = now()
+      WHERE id = $1 AND deleted_at IS NULL
+      RETURNING ${ORG_COLS}`,
+    [orgId, f.name, f.settings, f.sessionDurationDays]),
+  /** Applies the given plan tier, subscription status and features (null keeps one) and returns the organization; undefined when none is live. */
+  setEntitlements: (sql: Sql, orgId: string, e: { planTier: string | null; subscriptionStatus: string | null; features: string[] | null }) =>
+    sql.one<OrgRow>(`UPDATE organizations AS o SET plan_tier = COALESCE($2, plan_tier), subscription_status = COALESCE($3, subscription_status),
+        features = COALESCE($4, features), updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${ORG_COLS}`,
+    [orgId, e.planTier, e.subscriptionStatus, e.features]),
+  /** Marks the organization deleted; returns how many rows changed. */
+  softDeleteOrg: (sql: Sql, orgId: string) =>
+    sql.exec(`UPDATE organizations SET deleted_at = now(), updated_at = now() WHERE id = $1`, [orgId]),
+  /** Stores a SCIM token of the organization by its hash and returns its id, name and creation time. */
+  insertScimToken: async (sql: Sql, orgId: string, t: { id: string; name: string; prefix: string; hash: string; createdBy: string | null }) =>
+    (await sql.one<{ id: string; name: string; created_at: string }>(`INSERT INTO scim_tokens (org_id, id, name, prefix, token_hash, created_by_user_id)
+      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, name, created_at`, [orgId, t.id, t.name, t.prefix, t.hash, t.createdBy]))!,
 };

@@ -9,6 +9,8 @@ import { isKnownScope, scopesAllow } from '../../core/auth/permissions.js';
 import type { CreateApiKeyInput } from './accounts.schemas.js';
 import { assertOwnerRank, assertSuperAdminRank, requireActorStillMember } from './organizations.service.js';
 import { accountsRepo } from './accounts.repo.js';
+import { apiKeysRepo } from './api-keys.repo.js';
+import { membersRepo } from './members.repo.js';
 import { nonBlankText } from '../../core/text.js';
 
 /** The latest expiry a key may have: the same instant one calendar year ahead (29 February goes to 1 March). */
@@ -18,15 +20,13 @@ export function latestKeyExpiry(nowMs: number): number {
   return d.getTime();
 }
 
-const KEY_COLS = `id, name, prefix, scopes, expires_at, revoked_at, last_used_at, created_by_user_id, created_at`;
-export interface ApiKeyRow { id: string; name: string; prefix: string; scopes: string[] | null; expires_at: string; revoked_at: string | null; last_used_at: string | null; created_by_user_id: string; created_at: string }
+export type { ApiKeyRow } from './api-keys.repo.js';
 
 /** Inserts a key for userId in orgId and returns it with the secret, which is never stored nor shown again. */
 export async function insertApiKey(sql: Sql, orgId: string, userId: string, name: string, scopes: string[] | null, expiresAt: string, given?: string) {
   const k = given ? { key: given, prefix: given.split('_')[2], hash: (await import('../../core/crypto.js')).sha256Hex(given) } : generateApiKey();
-  const row = await sql.one<ApiKeyRow>(`INSERT INTO api_keys (org_id, id, prefix, key_hash, name, scopes, expires_at, created_by_user_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLS}`, [orgId, uuidv7(), k.prefix, k.hash, name, scopes, expiresAt, userId]);
-  return { ...row!, key: k.key };
+  const row = await apiKeysRepo.insert(sql, orgId, { id: uuidv7(), prefix: k.prefix, hash: k.hash, name, scopes, expiresAt, createdBy: userId });
+  return { ...row, key: k.key };
 }
 
 /** Scope vocabulary and expiry rules, the same for every caller. */
@@ -77,8 +77,7 @@ export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput
     // removal (waiting for it) revokes this key too, or this finds the membership gone.
     if (p) await requireActorStillMember(sql, p, { keep: true });
     if (!p) {
-      const m = await sql.one<{ role: string; is_root: boolean }>(`SELECT m.role, o.is_root FROM memberships m JOIN organizations o ON o.id = m.org_id
-        WHERE m.org_id = $1 AND m.user_id = $2 AND o.deleted_at IS NULL`, [orgId, userId]);
+      const m = await membersRepo.roleInLiveOrg(sql, orgId, userId);
       // Only the CLI acts on behalf (no principal): it names the flag to fix.
       if (!m) throw new AppError('NOT_FOUND', 'That account is not a member of the organization; add it first with "platform user create --org ..."', { field: 'user' });
       assertAdminScopeAllowed(input, { isRoot: m.is_root, role: m.role });
@@ -94,9 +93,8 @@ export async function listApiKeys(ctx: ServiceContext, page: { limit: number; of
   const p = actor(ctx);
   const all = p.permissions.has('org.manage_api_keys');
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
-    const items = await sql.query<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE org_id = $1 AND ($2 OR created_by_user_id = $3)
-      ORDER BY created_at DESC, id LIMIT $4 OFFSET $5`, [p.orgId, all, p.userId, page.limit, page.offset]);
-    const total = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1 AND ($2 OR created_by_user_id = $3)`, [p.orgId, all, p.userId]))!.n;
+    const items = await apiKeysRepo.page(sql, p.orgId, all, p.userId, page.limit, page.offset);
+    const total = await apiKeysRepo.count(sql, p.orgId, all, p.userId);
     return { items, total };
   });
 }
@@ -115,10 +113,10 @@ async function assertMayRevokeKeyOf(sql: Sql, p: Principal, creatorId: string): 
 export async function revokeApiKey(ctx: ServiceContext, id: string) {
   const p = actor(ctx);
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    const key = await sql.one<ApiKeyRow>(`SELECT ${KEY_COLS} FROM api_keys WHERE org_id = $1 AND id = $2 FOR UPDATE`, [p.orgId, id]);
+    const key = await apiKeysRepo.byIdForUpdate(sql, p.orgId, id);
     if (!key || (key.created_by_user_id !== p.userId && !p.permissions.has('org.manage_api_keys'))) throw notFound('API key');
     if (key.created_by_user_id !== p.userId) await assertMayRevokeKeyOf(sql, p, key.created_by_user_id);
-    const revoked = await sql.one<ApiKeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLS}`, [p.orgId, id]);
+    const revoked = await apiKeysRepo.revoke(sql, p.orgId, id);
     if (!key.revoked_at) await audit(sql, ctx, { action: 'api_key.revoked', targetType: 'api_key', targetId: id });
     return revoked!;
   });

@@ -100,9 +100,8 @@ export async function verifyMfaLogin(ctx: ServiceContext, mfaToken: string, code
   const org = await orgForLogin(ctx, user.id, String(claims.org));
   return db.systemTx(async (sql) => {
     // One challenge, one session: the challenge is spent here, so completing it again (with a later code) is refused.
-    await sql.exec(`DELETE FROM mfa_challenges_spent WHERE expires_at < now()`);
-    const spent = await sql.exec(`INSERT INTO mfa_challenges_spent (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))
-      ON CONFLICT (jti) DO NOTHING`, [String(claims.jti), user.id, claims.exp]);
+    await accountsRepo.deleteExpiredMfaChallenges(sql);
+    const spent = await accountsRepo.spendMfaChallenge(sql, String(claims.jti), user.id, claims.exp);
     if (spent === 0) throw new AppError('AUTH_TOKEN_INVALID', 'This MFA challenge was already used; sign in again');
     const tokens = await openSession(sql, ctx, user, org, true);
     await audit(sql, { ...ctx, principal: null }, { orgId: org.id, action: 'session.created', targetType: 'user', targetId: user.id, details: { mfa: true } });
@@ -140,7 +139,7 @@ export async function enrollTotp(ctx: ServiceContext) {
   const secret = newTotpSecret();
   await db.systemTx(async (sql) => {
     // A new secret starts a new sequence of time steps: no code of it has been used yet.
-    await sql.exec(`UPDATE users SET mfa_totp_secret_sealed = $2, mfa_totp_login_step = NULL, mfa_totp_step_up_step = NULL, updated_at = now() WHERE id = $1`, [p.userId, box.seal(secret)]);
+    await accountsRepo.setTotpSecret(sql, p.userId, box.seal(secret));
     await audit(sql, ctx, { action: 'user.mfa_enrollment_started', targetType: 'user', targetId: p.userId });
   });
   return { secret, otpauth_url: otpauthUrl(secret, p.email) };
@@ -156,8 +155,8 @@ export async function activateTotp(ctx: ServiceContext, code: string) {
   await checkCode(ctx, user!, code, null);
   succeeded();
   const mfaAt = await db.systemTx(async (sql) => {
-    await sql.exec(`UPDATE users SET mfa_enabled = true, updated_at = now() WHERE id = $1`, [p.userId]);
-    const row = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+    await accountsRepo.enableMfa(sql, p.userId);
+    const row = await accountsRepo.markSessionMfa(sql, p.sessionId);
     await audit(sql, ctx, { action: 'user.mfa_enabled', targetType: 'user', targetId: p.userId });
     return row?.mfa_at ?? null;
   });
@@ -174,7 +173,7 @@ export async function stepUp(ctx: ServiceContext, code: string) {
   await checkCode(ctx, user!, code, 'step_up');
   succeeded();
   const row = await db.systemTx(async (sql) => {
-    const r = await sql.one<{ mfa_at: string }>(`UPDATE sessions SET mfa_at = now() WHERE id = $1 RETURNING mfa_at`, [p.sessionId]);
+    const r = await accountsRepo.markSessionMfa(sql, p.sessionId);
     await audit(sql, ctx, { action: 'session.stepped_up', targetType: 'session', targetId: p.sessionId });
     return r;
   });

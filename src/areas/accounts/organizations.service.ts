@@ -10,6 +10,8 @@ import { hashPassword } from '../../core/crypto.js';
 import { assertPassword } from './passwords.js';
 import { issuePasswordToken, sendInvitation, type IssuedToken } from './password-reset.service.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
+import { membersRepo, type MemberRow } from './members.repo.js';
+import { apiKeysRepo } from './api-keys.repo.js';
 import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.schemas.js';
 import { assertSettingKeys } from '../../core/settings-keys.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
@@ -79,11 +81,9 @@ export async function updateCurrentOrganization(ctx: ServiceContext, input: Upda
   const p = requirePermission(ctx, 'org.manage_settings');
   if (input.settings) assertSettingKeys('settings', input.settings as Record<string, unknown>);
   const org = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    const row = await sql.one<OrgRow>(`UPDATE organizations AS o SET name = COALESCE($2, name), settings = COALESCE($3, settings),
-        session_duration_days = COALESCE($4, session_duration_days), updated_at = now()
-      WHERE id = $1 AND deleted_at IS NULL
-      RETURNING o.id, o.name, o.slug, o.plan_tier, o.subscription_status, o.features, o.settings, o.session_duration_days, o.is_root, o.deleted_at, o.created_at, o.updated_at`,
-      [p.orgId, input.name === undefined ? null : nonBlankText(input.name, 'name'), input.settings ?? null, input.session_duration_days ?? null]);
+    const row = await accountsRepo.updateOrg(sql, p.orgId, {
+      name: input.name === undefined ? null : nonBlankText(input.name, 'name'), settings: input.settings ?? null, sessionDurationDays: input.session_duration_days ?? null,
+    });
     await audit(sql, ctx, { action: 'organization.updated', targetType: 'organization', targetId: p.orgId, details: { fields: Object.keys(input) } });
     return row;
   });
@@ -98,22 +98,19 @@ export async function deleteOrganization(ctx: ServiceContext, orgId: string) {
     const org = await accountsRepo.orgById(sql, orgId);
     if (!org) throw notFound('Organization');
     if (org.is_root) throw conflict('The platform root organization cannot be deleted');
-    await sql.exec(`UPDATE organizations SET deleted_at = now(), updated_at = now() WHERE id = $1`, [orgId]);
-    await sql.exec(`UPDATE sessions SET revoked_at = now() WHERE org_id = $1 AND revoked_at IS NULL`, [orgId]);
+    await accountsRepo.softDeleteOrg(sql, orgId);
+    await accountsRepo.revokeOrgSessions(sql, orgId);
     await audit(sql, ctx, { orgId: p.orgId, action: 'organization.deleted', targetType: 'organization', targetId: orgId });
   });
   ctx.platform.credentials.invalidate();
   return { id: orgId, deleted: true };
 }
 
-interface MemberRow { user_id: string; email: string; name: string; role: string; created_at: string }
-
 export async function listMembers(ctx: ServiceContext, page: { limit: number; offset: number }) {
   const p = actor(ctx);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
-    const items = await sql.query<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
-      WHERE m.org_id = $1 ORDER BY m.created_at, m.user_id LIMIT $2 OFFSET $3`, [p.orgId, page.limit, page.offset]);
-    const total = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1`, [p.orgId]))!.n;
+    const items = await membersRepo.page(sql, p.orgId, page.limit, page.offset);
+    const total = await membersRepo.count(sql, p.orgId);
     return { items, total };
   });
 }
@@ -157,15 +154,14 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
         user = (await accountsRepo.userById(sql, id))!;
       } else if (passwordHash) {
         if (user.password_hash) throw conflict('This account already has a password; omit the password to add it as it is', { field: 'password' });
-        await sql.exec(`UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, [user.id, passwordHash]);
+        await accountsRepo.setPasswordHash(sql, user.id, passwordHash);
       }
-      const memberSelect = `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`;
       if (await accountsRepo.membership(sql, orgId, user.id)) {
         // The operator's CLI giving an invited member of this organization its first password (docs/cli.md): the
         // password was set above; the membership stays as it is.
         if (!ctx.principal && passwordHash) {
           await audit(sql, ctx, { orgId, action: 'user.password_set', targetType: 'user', targetId: user.id, details: { by: 'cli' } });
-          return { member: (await sql.one<MemberRow>(memberSelect, [orgId, user.id]))!, orgName: org.name, invite: null };
+          return { member: (await membersRepo.member(sql, orgId, user.id))!, orgName: org.name, invite: null };
         }
         throw conflict('This user is already a member of the organization', { field: 'email' });
       }
@@ -174,7 +170,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
       await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
       // Without e-mail there is no one to hand the token to; the operator's CLI issues one instead.
       const invite = created && !passwordHash && mailer.configured ? await issuePasswordToken(sql, user.id, 'invite') : null;
-      const member = (await sql.one<MemberRow>(memberSelect, [orgId, user.id]))!;
+      const member = (await membersRepo.member(sql, orgId, user.id))!;
       return { member, orgName: org.name, invite };
     });
   } catch (err) {
@@ -194,13 +190,9 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
  * until the transaction ends, for writes that must not outlive it (an API key acts as its creator).
  */
 export async function requireActorStillMember(sql: Sql, p: Principal, opts: { keep?: boolean } = {}): Promise<void> {
-  const mine = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2${opts.keep ? ' FOR KEY SHARE' : ''}`, [p.orgId, p.userId]);
+  const mine = await membersRepo.role(sql, p.orgId, p.userId, opts);
   if (!mine) throw new AppError(p.kind === 'api_key' ? 'INVALID_API_KEY' : 'AUTH_TOKEN_INVALID', 'Your membership of this organization has ended');
   if (mine.role !== p.role) throw new AppError('CONFLICT', 'Your role in this organization changed meanwhile; retry the request', { reason: 'CONCURRENT_CHANGE' });
-}
-
-async function ownersLeft(sql: Sql, orgId: string, excludingUserId: string): Promise<number> {
-  return (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role IN ('owner','super_admin') AND user_id <> $2`, [orgId, excludingUserId]))!.n;
 }
 
 const OWNER_RANK = new Set(['owner', 'super_admin']);
@@ -224,7 +216,7 @@ export function assertSuperAdminRank(p: Principal, targetRole: string | undefine
 export async function assertSuperAdminChange(sql: Sql, p: Principal, userId: string, currentRole: string): Promise<void> {
   if (currentRole !== 'super_admin') return;
   if (userId !== p.userId) assertSuperAdminRank(p, currentRole, 'Only a super-admin can change or remove another super-admin');
-  const others = (await sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role = 'super_admin' AND user_id <> $2`, [p.orgId, userId]))!.n;
+  const others = await membersRepo.countSuperAdminsExcept(sql, p.orgId, userId);
   if (others === 0) throw conflict('The last super-admin cannot be demoted or removed; appoint another first (platform user create --role super_admin)');
 }
 
@@ -234,16 +226,16 @@ export async function updateMemberRole(ctx: ServiceContext, userId: string, role
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await accountsRepo.lockOwners(sql, p.orgId);
     await requireActorStillMember(sql, p);
-    const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
+    const current = await membersRepo.roleForUpdate(sql, p.orgId, userId);
     if (!current) throw notFound('Member');
     assertOwnerRank(p, current.role, 'Only an owner can change another owner\'s role');
     if (role !== current.role) await assertSuperAdminChange(sql, p, userId, current.role);
-    if ((current.role === 'owner' || current.role === 'super_admin') && role !== current.role && (await ownersLeft(sql, p.orgId, userId)) === 0) {
+    if ((current.role === 'owner' || current.role === 'super_admin') && role !== current.role && (await membersRepo.countOwnersExcept(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be demoted; make someone else owner first');
     }
-    await sql.exec(`UPDATE memberships SET role = $3, updated_at = now() WHERE org_id = $1 AND user_id = $2`, [p.orgId, userId, role]);
+    await membersRepo.setRole(sql, p.orgId, userId, role);
     await audit(sql, ctx, { action: 'member.role_changed', targetType: 'user', targetId: userId, details: { from: current.role, to: role } });
-    return sql.one<MemberRow>(`SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2`, [p.orgId, userId]);
+    return membersRepo.member(sql, p.orgId, userId);
   });
   ctx.platform.credentials.invalidate();
   return row!;
@@ -256,17 +248,17 @@ export async function removeMember(ctx: ServiceContext, userId: string) {
   await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await accountsRepo.lockOwners(sql, p.orgId);
     await requireActorStillMember(sql, p);
-    const current = await sql.one<{ role: string }>(`SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2 FOR UPDATE`, [p.orgId, userId]);
+    const current = await membersRepo.roleForUpdate(sql, p.orgId, userId);
     if (!current) throw notFound('Member');
     if (userId !== p.userId) assertOwnerRank(p, current.role, 'Only an owner can remove another owner');
     await assertSuperAdminChange(sql, p, userId, current.role);
-    if ((current.role === 'owner' || current.role === 'super_admin') && (await ownersLeft(sql, p.orgId, userId)) === 0) {
+    if ((current.role === 'owner' || current.role === 'super_admin') && (await membersRepo.countOwnersExcept(sql, p.orgId, userId)) === 0) {
       throw conflict('The last owner cannot be removed; make someone else owner first');
     }
-    await sql.exec(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [p.orgId, userId]);
+    await membersRepo.remove(sql, p.orgId, userId);
     await accountsRepo.revokeUserSessionsInOrg(sql, p.orgId, userId);
     // Keys act as their creator: they are revoked for good, so a later re-invitation does not revive them.
-    const keysRevoked = await sql.exec(`UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND created_by_user_id = $2 AND revoked_at IS NULL`, [p.orgId, userId]);
+    const keysRevoked = await apiKeysRepo.revokeCreatedBy(sql, p.orgId, userId);
     await audit(sql, ctx, { action: 'member.removed', targetType: 'user', targetId: userId, details: { role: current.role, api_keys_revoked: keysRevoked } });
   });
   ctx.platform.credentials.invalidate();

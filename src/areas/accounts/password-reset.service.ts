@@ -6,6 +6,7 @@ import { audit } from '../../core/audit.js';
 import type { MailMessage } from '../../adapters/smtp/port.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { accountsRepo } from './accounts.repo.js';
+import { passwordTokensRepo } from './password-reset.repo.js';
 import { assertPassword } from './passwords.js';
 import { throttle, type AttemptBudget } from './throttle.js';
 
@@ -24,10 +25,10 @@ export interface IssuedToken { token: string; expires_at: string }
  * the user's unused earlier ones, so only the latest e-mail works; expired rows of the user are cleared on the way.
  */
 export async function issuePasswordToken(sql: Sql, userId: string, purpose: PasswordTokenPurpose): Promise<IssuedToken> {
-  await sql.exec(`DELETE FROM password_tokens WHERE user_id = $1 AND ((purpose = $2 AND $2 = 'reset' AND used_at IS NULL) OR expires_at <= now())`, [userId, purpose]);
+  await passwordTokensRepo.deleteReplaced(sql, userId, purpose);
   const token = `pr_${randomB64url(32)}`;
   const expiresAt = new Date(Date.now() + PASSWORD_TOKEN_TTL_MS[purpose]).toISOString();
-  await sql.exec(`INSERT INTO password_tokens (token_hash, user_id, purpose, expires_at) VALUES ($1, $2, $3, $4)`, [sha256Hex(token), userId, purpose, expiresAt]);
+  await passwordTokensRepo.insert(sql, { hash: sha256Hex(token), userId, purpose, expiresAt });
   return { token, expires_at: expiresAt };
 }
 
@@ -89,15 +90,14 @@ export async function confirmPasswordReset(ctx: ServiceContext, input: { token: 
   const passwordHash = await hashPassword(input.password);
   const hash = sha256Hex(input.token);
   const outcome = await db.systemTx(async (sql) => {
-    const row = await sql.one<{ user_id: string; purpose: string; expires_at: string; used_at: string | null }>(
-      `SELECT user_id, purpose, expires_at, used_at FROM password_tokens WHERE token_hash = $1 FOR UPDATE`, [hash]);
+    const row = await passwordTokensRepo.byHashForUpdate(sql, hash);
     if (!row || row.used_at) return 'invalid' as const;
     if (Date.parse(row.expires_at) <= Date.now()) return 'expired' as const;
     const user = await accountsRepo.userById(sql, row.user_id);
     if (!user?.is_active) return 'invalid' as const;
-    await sql.exec(`UPDATE password_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [user.id]);
-    await sql.exec(`UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1`, [user.id, passwordHash]);
-    const revoked = await sql.exec(`UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, [user.id]);
+    await passwordTokensRepo.spendAllOf(sql, user.id);
+    await accountsRepo.resetPasswordHash(sql, user.id, passwordHash);
+    const revoked = await accountsRepo.revokeUserSessions(sql, user.id);
     await auditForUser(sql, ctx, user.id, 'user.password_set', { via: row.purpose, sessions_revoked: revoked });
     return 'set' as const;
   });

@@ -7,6 +7,8 @@ import { hashApiKey, parseApiKey } from '../../core/auth/api-key-format.js';
 import { safeEqual } from '../../core/crypto.js';
 import { ALL_SCOPES } from '../../core/auth/permissions.js';
 import { accountsRepo } from './accounts.repo.js';
+import { apiKeysRepo } from './api-keys.repo.js';
+import { membersRepo } from './members.repo.js';
 import { createOrganizationRow } from './organizations.service.js';
 import { insertApiKey } from './api-keys.service.js';
 import { lockNamed } from '../../core/db/locks.js';
@@ -29,7 +31,7 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
   let revokedAny = false;
   const result = await db.systemTx(async (sql) => {
     await lockNamed(sql, 'root-setup');
-    let root = await sql.one<{ id: string }>(`SELECT id FROM organizations WHERE is_root`);
+    let root = await accountsRepo.rootOrg(sql);
     let createdOrg = false;
     let adminId: string;
     const ctx = { platform, principal: null, requestId: 'bootstrap', ip: null };
@@ -46,15 +48,14 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
       await accountsRepo.insertMembership(sql, org.id, adminId, 'super_admin');
       await audit(sql, ctx, { orgId: org.id, action: 'organization.created', targetType: 'organization', targetId: org.id, details: { root: true } });
     } else {
-      const admin = await sql.one<{ user_id: string }>(`SELECT user_id FROM memberships WHERE org_id = $1 AND role = 'super_admin' ORDER BY created_at LIMIT 1`, [root.id]);
+      const admin = await membersRepo.firstSuperAdmin(sql, root.id);
       adminId = admin!.user_id;
     }
     const expiresAt = new Date(Date.now() + ROOT_KEY_LIFETIME_MS).toISOString();
     let generatedKey: string | null = null;
     if (config.rootApiKey) {
       const prefix = parseApiKey(config.rootApiKey)!.prefix;
-      const have = await sql.one<{ id: string; org_id: string; name: string; key_hash: string; revoked_at: string | null }>(
-        `SELECT id, org_id, name, key_hash, revoked_at FROM api_keys WHERE prefix = $1`, [prefix]);
+      const have = await apiKeysRepo.byPrefix(sql, prefix);
       // Only a root key this bootstrap installed is the configured key: not a tenant's key that happens to be set here.
       const isRootKey = have && have.org_id === root.id && Object.values(ROOT_KEY_NAMES).includes(have.name);
       if (have && (!isRootKey || !safeEqual(have.key_hash, hashApiKey(config.rootApiKey)))) {
@@ -65,16 +66,14 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
         await audit(sql, ctx, { orgId: root.id, action: 'api_key.created', targetType: 'api_key', targetId: k.id, details: { root: true } });
         // The configured key is the root key: the one printed at the first start, or an earlier ROOT_API_KEY, stops
         // working (rotation: set a new ROOT_API_KEY and restart). Keys made through the API are not touched.
-        const replaced = await sql.query<{ id: string }>(`UPDATE api_keys SET revoked_at = now()
-          WHERE org_id = $1 AND name = ANY ($2::text[]) AND prefix <> $3 AND revoked_at IS NULL RETURNING id`,
-          [root.id, Object.values(ROOT_KEY_NAMES), prefix]);
+        const replaced = await apiKeysRepo.revokeNamedExcept(sql, root.id, Object.values(ROOT_KEY_NAMES), prefix);
         for (const r of replaced) {
           await audit(sql, ctx, { orgId: root.id, action: 'api_key.revoked', targetType: 'api_key', targetId: r.id, details: { root: true, replaced_by: k.id } });
         }
         revokedAny = replaced.length > 0;
       } else if (!have.revoked_at) {
         // Renewed at every start: keys live at most a year, and a configured key must not expire under a running platform.
-        await sql.exec(`UPDATE api_keys SET expires_at = $2 WHERE id = $1`, [have.id, expiresAt]);
+        await apiKeysRepo.setExpiry(sql, have.id, expiresAt);
       } else {
         // Revoked through the API (or replaced by a later ROOT_API_KEY): it stays revoked, and the operator is told.
         platform.log.warn({ prefix }, 'ROOT_API_KEY names a revoked key: it is not reinstated and does not work; set a newly generated key');

@@ -30,10 +30,7 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
   const { db } = ctx.platform;
   const hash = sha256Hex(refreshToken);
   const outcome = await db.systemTx(async (sql) => {
-    const row = await sql.one<{ org_id: string; session_id: string; used_at: string | null; revoked_at: string | null; expires_at: string; user_id: string }>(
-      `SELECT r.org_id, r.session_id, r.used_at, s.revoked_at, s.expires_at, s.user_id
-         FROM refresh_tokens r JOIN sessions s ON s.org_id = r.org_id AND s.id = r.session_id
-        WHERE r.token_hash = $1 FOR UPDATE OF r`, [hash]);
+    const row = await accountsRepo.refreshTokenForUpdate(sql, hash);
     if (!row) return { error: 'Refresh token is not recognised' };
     if (row.used_at) {
       if (await accountsRepo.revokeSession(sql, row.session_id)) {
@@ -43,7 +40,7 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
     }
     if (row.revoked_at) return { error: 'Session has ended; sign in again' };
     if (Date.parse(row.expires_at) <= Date.now()) return { error: 'Session has expired; sign in again', expired: true };
-    await sql.exec(`UPDATE refresh_tokens SET used_at = now() WHERE token_hash = $1`, [hash]);
+    await accountsRepo.spendRefresh(sql, hash);
     const user = await accountsRepo.userById(sql, row.user_id);
     const org = await accountsRepo.orgById(sql, row.org_id);
     const member = await accountsRepo.membership(sql, row.org_id, row.user_id);
