@@ -1,5 +1,6 @@
 import type { Platform } from '../../core/context.js';
 import { CONTENT_TEXT, liveDocs, loadStateThrough, roomKey, saveContent } from './collab.service.js';
+import { documentsBehind } from './collab.repo.js';
 
 /** How often the job looks for documents whose collaborative text was not written back. */
 export const RECONCILE_EVERY_MS = 15_000;
@@ -14,11 +15,7 @@ const BATCH = 100;
  * a room on this node are left to the room. Returns how many documents it looked at.
  */
 export async function reconcileCollabContent(platform: Platform): Promise<number> {
-  const behind = await platform.db.sys.query<{ org_id: string; document_id: string }>(`SELECT u.org_id, u.document_id
-      FROM document_updates u LEFT JOIN collab_saved c ON c.org_id = u.org_id AND c.document_id = u.document_id
-      GROUP BY u.org_id, u.document_id, c.seq
-      HAVING max(u.seq) > coalesce(c.seq, 0) AND max(u.created_at) < now() - make_interval(secs => $1)
-      LIMIT $2`, [QUIET_SECONDS, BATCH]);
+  const behind = await documentsBehind(platform.db.sys, QUIET_SECONDS, BATCH);
   const live = liveDocs(platform);
   for (const d of behind) {
     if (live.has(roomKey(d.org_id, d.document_id))) continue;

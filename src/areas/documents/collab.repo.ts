@@ -78,3 +78,15 @@ export async function markSavedThroughLatest(sql: Sql, orgId: string, documentId
       SELECT $1, $2, max(seq) FROM document_updates WHERE org_id = $1 AND document_id = $2 HAVING max(seq) IS NOT NULL
       ON CONFLICT (org_id, document_id) DO UPDATE SET seq = GREATEST(collab_saved.seq, EXCLUDED.seq)`, [orgId, documentId]);
 }
+
+/**
+ * Documents (of every organization: `sql` is the owner connection) whose stored updates go past what was written to
+ * `content`, the newest of them older than `quietSeconds`; at most `limit`.
+ */
+export async function documentsBehind(sql: Sql, quietSeconds: number, limit: number): Promise<Array<{ org_id: string; document_id: string }>> {
+  return sql.query<{ org_id: string; document_id: string }>(`SELECT u.org_id, u.document_id
+      FROM document_updates u LEFT JOIN collab_saved c ON c.org_id = u.org_id AND c.document_id = u.document_id
+      GROUP BY u.org_id, u.document_id, c.seq
+      HAVING max(u.seq) > coalesce(c.seq, 0) AND max(u.created_at) < now() - make_interval(secs => $1)
+      LIMIT $2`, [quietSeconds, limit]);
+}

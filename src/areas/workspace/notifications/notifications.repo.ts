@@ -10,7 +10,33 @@ export interface NewNotification {
   eventType?: string | null; targetType?: string | null; targetId?: string | null; alertRuleId?: string | null;
 }
 
+/** A task past its due date, newly noticed by claimOverdue. */
+export interface DueRow { org_id: string; id: string; project_id: string; title: string; assigned_to: string | null; due_date: string }
+
+// The scan's two statements (every task, or one) are built once: the text is the prepared statement's key.
+const overdueSql = (only: string) => `WITH due AS (
+      SELECT t.org_id, t.id, t.project_id, t.title, t.assigned_to, t.due_date FROM tasks t
+        JOIN task_statuses s ON s.org_id = t.org_id AND s.id = t.status_id
+        JOIN projects p ON p.org_id = t.org_id AND p.id = t.project_id
+      WHERE t.due_date IS NOT NULL AND t.due_date < now() AND NOT s.is_done AND p.is_active ${only}
+        AND NOT EXISTS (SELECT 1 FROM task_overdue_notices n WHERE n.org_id = t.org_id AND n.task_id = t.id AND n.due_date = t.due_date)
+      ORDER BY t.due_date LIMIT $1),
+    ins AS (INSERT INTO task_overdue_notices (org_id, task_id, due_date, assigned_to)
+      SELECT org_id, id, due_date, assigned_to FROM due ON CONFLICT DO NOTHING RETURNING org_id, task_id)
+    SELECT due.* FROM due JOIN ins ON ins.org_id = due.org_id AND ins.task_id = due.id`;
+const OVERDUE_ANY = overdueSql('');
+const OVERDUE_ONE = overdueSql('AND t.org_id = $2 AND t.id = $3');
+
+/**
+ * Overdue tasks (past due, status not done, project active) not yet noticed at their current due date, up to `limit`
+ * (of every organization, or the one task given; `sql` is the owner connection): each is recorded in
+ * task_overdue_notices in the same statement, so it is returned once per due date.
+ */
+const claimOverdue = (sql: Sql, q: { limit: number; orgId?: string; taskId?: string }): Promise<DueRow[]> =>
+  q.taskId ? sql.query<DueRow>(OVERDUE_ONE, [q.limit, q.orgId, q.taskId]) : sql.query<DueRow>(OVERDUE_ANY, [q.limit]);
+
 export const notificationsRepo = {
+  claimOverdue,
   insert: (sql: Sql, orgId: string, n: NewNotification) =>
     sql.one<NotificationView>(`INSERT INTO notifications (org_id, id, user_id, notification_type, title, body, channel, action_url, event_type, target_type, target_id, alert_rule_id)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${NOTIFICATION_COLS}`,
