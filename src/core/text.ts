@@ -84,3 +84,16 @@ export function nonBlankText(value: string, field: string): string {
  * display as another ("Trojan Source"). Right-to-left scripts need none of them (the marks U+200E/U+200F stay allowed).
  */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * Characters a download's name must not carry: path and shell separators, control and format characters (Cf): the
+ * bidi controls U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, which make "invoice\u202Efdp.exe" read as
+ * "invoiceexe.pdf", and the invisible ones (soft hyphen, zero-width space, BOM...); also lone surrogates (Cs), which
+ * have no UTF-8 form, and the line and paragraph separators.
+ */
+const UNSAFE_FILENAME = /[\\/:*?"<>|\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]+/gu;
+
+/** A name (a title, a client's choice) as a download's file name: each unsafe run one "_", trimmed; `fallback` when nothing is left. */
+export function safeFilename(name: string, fallback: string): string {
+  return name.replace(UNSAFE_FILENAME, '_').trim() || fallback;
+}

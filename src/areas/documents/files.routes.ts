@@ -1,3 +1,4 @@
+import { contentDisposition } from '../../core/http/content-disposition.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../core/errors.js';
@@ -33,7 +34,7 @@ export default async function fileRoutes(app: FastifyInstance) {
     const q = req.query as { org?: string; exp?: string; sig?: string };
     const f = await files.openFile(req.ctx, { id: (req.params as { id: string }).id, ...q, authorization: req.headers.authorization });
     reply.header('content-type', f.contentType).header('content-length', f.size)
-      .header('content-disposition', `inline; filename="${f.filename}"`).header('cache-control', 'private, no-store')
+      .header('content-disposition', contentDisposition('inline', f.filename)).header('cache-control', 'private, no-store')
       .header('x-content-type-options', 'nosniff');
     return reply.send(f.body);
   });

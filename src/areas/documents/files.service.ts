@@ -1,3 +1,4 @@
+import { safeFilename } from '../../core/text.js';
 import { accountsRepo } from '../accounts/accounts.repo.js';
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -129,6 +130,6 @@ export async function openFile(ctx: ServiceContext, a: FileAccess): Promise<{ bo
   if (!row?.file_key) throw fileMissing(row);
   const blob = await documentsDeps(ctx.platform).blobs.get(row.file_key);
   if (!blob) throw new AppError('SERVICE_UNAVAILABLE', 'The file store does not have this file right now; retry later');
-  const filename = `${row.title.replace(/[^\w.\- ]+/g, '_').slice(0, 100) || 'document'}.pdf`;
+  const filename = `${safeFilename([...row.title].slice(0, 100).join(''), 'document')}.pdf`;
   return { body: blob.body, size: blob.size, contentType: row.file_content_type ?? blob.contentType, filename };
 }

@@ -36,6 +36,11 @@ describe('document files', () => {
     expect(dl.headers['content-type']).toBe('application/pdf');
     expect(dl.headers['cache-control']).toContain('no-store');
     expect(dl.rawPayload.equals(PDF)).toBe(true);
+    expect(dl.headers['content-disposition']).toBe(`inline; filename="With file.pdf"; filename*=UTF-8''With%20file.pdf`);
+    // A title in any script keeps its name (RFC 5987 filename*); the ASCII fallback and unsafe characters become _.
+    expect(await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { title: 'Отчёт "Q3" (final): a/b' } })).toMatchObject({ statusCode: 200 });
+    expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth })).headers['content-disposition'])
+      .toBe(`inline; filename="_____ _Q3_ (final)_ a_b.pdf"; filename*=UTF-8''%D0%9E%D1%82%D1%87%D1%91%D1%82%20_Q3_%20%28final%29_%20a_b.pdf`);
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file` }), 401, 'AUTH_REQUIRED');
     errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: b.auth }), 404, 'NOT_FOUND');
     errorOf(await upload(b, id, PDF), 404, 'NOT_FOUND');

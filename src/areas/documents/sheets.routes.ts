@@ -1,3 +1,4 @@
+import { contentDisposition } from '../../core/http/content-disposition.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../core/http/envelope.js';
@@ -43,9 +44,8 @@ export default async function sheetRoutes(app: FastifyInstance) {
       response: { 200: { description: 'The exported sheet', content: Object.fromEntries(Object.values(sheets.EXPORT_MEDIA_TYPES).map((t) => [t, { schema: Type.String({ format: 'binary' }) }])) } } },
   }, async (req, reply) => {
     const out = await sheets.exportSheet(req.ctx, { documentId: (req.params as { documentId: string }).documentId, ...(req.query as object) });
-    const ascii = out.filename.replace(/[^\x20-\x7e]|"/g, '_');
     reply.header('content-type', out.contentType).header('cache-control', 'no-store')
-      .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(out.filename)}`)
+      .header('content-disposition', contentDisposition('attachment', out.filename))
       .header('x-content-type-options', 'nosniff');
     return reply.send(out.body);
   });

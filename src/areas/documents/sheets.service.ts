@@ -5,7 +5,7 @@ import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
 import { isUniqueViolation } from '../../core/db/database.js';
-import { charLength, nonBlankText } from '../../core/text.js';
+import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
@@ -75,14 +75,6 @@ export function safeText(v: CellValue): string {
   return /^[=+\-@\t\r|]/.test(text) ? `'${text}` : text;
 }
 
-/**
- * What an export's file name must not carry: path and reserved characters, control characters (Cc), and format
- * characters (Cf): the bidi controls U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, which make "invoice\u202Efdp.exe"
- * read as "invoiceexe.pdf", and the invisible ones (soft hyphen, zero-width space, BOM...); also lone surrogates
- * (Cs), which have no UTF-8 form, and the line and paragraph separators. Each run becomes one "_".
- */
-const UNSAFE_FILENAME = /[\\/:*?"<>|\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]+/gu;
-
 function delimited(rows: CellValue[][], sep: ',' | '\t'): string {
   const quote = (s: string) => (sep === ',' ? (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s) : s.replace(/[\t\r\n]/g, ' '));
   return rows.map((r) => r.map((v) => quote(safeText(v))).join(sep)).join('\r\n') + '\r\n';
@@ -127,7 +119,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   // otherwise build billions of cells and exhaust the memory of the server.
   const cells = chosen.reduce((n, s) => n + gridSize(s), 0);
   if (cells > MAX_EXPORT_CELLS) throw validation(`The export would span ${cells} cells (rows × columns up to the last used cell); the limit is ${MAX_EXPORT_CELLS}`, { field: 'sheet_id', limit: MAX_EXPORT_CELLS });
-  const base = (q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, '').replace(UNSAFE_FILENAME, '_').trim() || 'sheet';
+  const base = safeFilename((q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, ''), 'sheet');
   const filename = `${base}.${format}`;
 
   if (format !== 'xlsx') {
