@@ -47,4 +47,10 @@ describe('slugs', () => {
     expect(slugify('Acme Inc.')).toBe('acme-inc');
     expect(slugify('Café Crème')).toBe('cafe-creme');
   });
+
+  it('a generated slug with its longest unique suffix is still a valid slug', () => {
+    const long = slugify('a'.repeat(500));
+    expect(slugProblem(`${long}-1f3a9c0d`)).toBeNull();
+    expect(`${long}-1f3a9c0d`).toHaveLength(SLUG_MAX);
+  });
 });

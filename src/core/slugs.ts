@@ -41,10 +41,13 @@ export function assertSlug(slug: string, field = 'slug'): void {
   throw new AppError('VALIDATION_ERROR', `INVALID_FORMAT: ${field} ${why}`, { field, reason: 'INVALID_FORMAT' });
 }
 
-/** A slug from a display name; never empty, never reserved (a suffix is added). */
+/** Room a generated slug leaves for the suffix that makes it unique: "-" and up to 8 characters (`-2`, `-1f3a9c0d`). */
+export const SLUG_SUFFIX_ROOM = 9;
+
+/** A slug from a display name; never empty, never reserved (a suffix is added); short enough for a unique suffix. */
 export function slugify(name: string): string {
   let s = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, SLUG_MAX - 7).replace(/-+$/g, '');
+    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, SLUG_MAX - SLUG_SUFFIX_ROOM).replace(/-+$/g, '');
   if (!s) s = 'item';
   if (slugProblem(s)) s = `${s}-1`.replace(/^-/, '');
   return s;
