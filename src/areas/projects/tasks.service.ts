@@ -202,10 +202,12 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
       await audit(sql, ctx, { action: 'task.updated', targetType: 'task', targetId: taskId, details: { project_id: before.project_id, fields: changed } });
     }
     const mentioned = changed.includes('description') ? await newMentions(sql, p.orgId, before.description, next.description) : [];
-    const wasDone = status ? (await tasksRepo.statusById(sql, p.orgId, before.status_id))?.is_done ?? false : false;
-    return { before, after: (await tasksRepo.byId(sql, p.orgId, taskId))!, changed, status, mentioned, wasDone };
+    // Completed already: a done status other than `cancelled` (a cancelled task finished after all completes now).
+    const previous = status ? await tasksRepo.statusById(sql, p.orgId, before.status_id) : undefined;
+    const wasCompleted = !!previous?.is_done && previous.key !== 'cancelled';
+    return { before, after: (await tasksRepo.byId(sql, p.orgId, taskId))!, changed, status, mentioned, wasCompleted };
   });
-  const { before, after, changed, status, mentioned, wasDone } = result;
+  const { before, after, changed, status, mentioned, wasCompleted } = result;
   if (!changed.length) return after;
   const data = { task_id: taskId, project_id: after.project_id, title: after.title };
   emit(ctx, 'task.updated', taskId, { ...data, fields: changed });
@@ -214,7 +216,7 @@ export async function updateTask(ctx: ServiceContext, input: { taskId: string } 
     // The task's priority and assignee travel along, so alert rules can ask for "a high-priority task completed".
     const state = { priority: after.priority, assigned_to: after.assigned_to };
     emit(ctx, 'task.status_changed', taskId, { ...data, from: before.status_key, to: after.status_key, ...state });
-    if (status?.is_done && status.key !== 'cancelled' && !wasDone) emit(ctx, 'task.completed', taskId, { ...data, status_key: status.key, ...state });
+    if (status?.is_done && status.key !== 'cancelled' && !wasCompleted) emit(ctx, 'task.completed', taskId, { ...data, status_key: status.key, ...state });
   }
   if (mentioned.length) emit(ctx, 'task.mentioned', taskId, data, mentioned);
   return after;

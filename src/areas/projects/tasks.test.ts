@@ -393,4 +393,22 @@ describe('events', () => {
     const audit = await t.platform.db.sys.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND target_id = $2 ORDER BY id`, [a.orgId, id]);
     expect(audit.map((r) => r.action)).toEqual(['task.created', 'task.updated', 'task.updated', 'task.updated', 'task.deleted']);
   });
+
+  it('task.completed: a cancelled task finished after all completes, each time it is', async () => {
+    const p = await createProject(t.app, a);
+    const id = await createTask(t.app, a, p.id, { title: 'Revived' });
+    await settle();
+    events.length = 0;
+    const completions = () => events.filter((e) => e.targetId === id && e.type === 'task.completed').map((e) => (e.data as { status_key: string }).status_key);
+    await req('PUT', `/v1/tasks/${id}`, { status: 'cancelled' });
+    await settle();
+    expect(completions()).toEqual([]);
+    await req('PUT', `/v1/tasks/${id}`, { status: 'done' });
+    await settle();
+    expect(completions()).toEqual(['done']);
+    await req('PUT', `/v1/tasks/${id}`, { status: 'cancelled' });
+    await req('PUT', `/v1/tasks/${id}`, { status: 'done' });
+    await settle();
+    expect(completions()).toEqual(['done', 'done']);
+  });
 });
