@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { AppError, notFound } from '../../core/errors.js';
 import { actor, requirePermission, type ServiceContext } from '../../core/context.js';
 import { isUniqueViolation, type Sql } from '../../core/db/database.js';
@@ -93,7 +94,9 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
       // A PUT that changes nothing (every given field already has its value) writes, audits and emits nothing, as
       // for tasks; the current project is the answer.
       const wanted: Record<string, unknown> = { ...fields, ...(fields.name !== undefined ? { name: fields.name.trim() } : {}) };
-      const differs = (k: string) => JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify(wanted[k]);
+      // Compared as values: jsonb keeps an object's keys in its own order, so a repeated `settings` rarely reads back
+      // in the order the client wrote it.
+      const differs = (k: string) => !isDeepStrictEqual((before as Record<string, unknown>)[k], wanted[k]);
       if (!Object.keys(wanted).some(differs)) return { before, after: before, changed: [] as string[] };
       if (fields.slug !== undefined && fields.slug !== before.slug && await projectsRepo.slugTaken(sql, p.orgId, fields.slug, projectId)) throw slugExists(fields.slug);
       if (fields.is_active === true && !before.is_active) await lockAndAssertUnderProjectLimit(sql, ctx);
