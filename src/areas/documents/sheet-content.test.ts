@@ -46,6 +46,23 @@ describe('text a sheet cannot store (NUL, unpaired surrogates)', () => {
     expect((await editCell(t.platform, s, { sheet: 0, cell: 'A1', value: '😀' })).data).toEqual({ v: '😀' });
   });
 
+  it('a socket edit that would take the sheet past the content limit (10 MiB of UTF-8) is 413 PAYLOAD_TOO_LARGE and nothing is stored', async () => {
+    const id = (await create(a, 'sheets', { name: 'Near the limit' })).json().data.document.id;
+    const cells: Record<string, { v: string }> = {};
+    for (let r = 1; r <= 327; r++) cells[`A${r}`] = { v: 'x'.repeat(32_000) };
+    const near = JSON.stringify({ sheets: [{ name: 'Sheet1', cells }] });
+    // Under the limit, but not by the 98,304 bytes of the edit below.
+    expect(Buffer.byteLength(near)).toBeLessThan(10 * 1024 * 1024);
+    expect(Buffer.byteLength(near)).toBeGreaterThan(10 * 1024 * 1024 - 98_304);
+    expect((await putContent(id, near)).statusCode).toBe(200);
+    const s = await openSheetSession(t.platform, a.token, id);
+    await expect(editCell(t.platform, s, { sheet: 0, cell: 'B1', value: '€'.repeat(32_768) })).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE', details: { field: 'content', maxBytes: 10 * 1024 * 1024 },
+    });
+    expect(await storedContent(id)).toBe(near);
+    expect((await editCell(t.platform, s, { sheet: 0, cell: 'B1', value: 'small' })).data).toEqual({ v: 'small' });
+  });
+
   it('PUT of sheet content with an escaped NUL or unpaired surrogate in the JSON is 400 VALIDATION_ERROR (UNSTORABLE_CHARACTER)', async () => {
     const id = (await create(a, 'sheets', { name: 'PUT NUL' })).json().data.document.id;
     const before = await storedContent(id);

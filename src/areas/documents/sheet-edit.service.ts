@@ -3,7 +3,7 @@ import { AppError, notFound, validation } from '../../core/errors.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
-import { INDEX_JOB, moderate } from './documents.service.js';
+import { INDEX_JOB, assertContentSize, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
 import { displayedValues, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
@@ -59,7 +59,10 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     if (e.formula) sheet.cells[e.cell] = { f: e.formula };
     else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };
     else delete sheet.cells[e.cell];
-    await replaceContent(sql, orgId, s.documentId, JSON.stringify(wb));
+    // The content limit of a REST write (10 MiB of UTF-8): a sheet the socket grew past it could not be written back.
+    const next = JSON.stringify(wb);
+    assertContentSize(next);
+    await replaceContent(sql, orgId, s.documentId, next);
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
     // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small).
