@@ -1,8 +1,16 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobObject, BlobStore } from './port.js';
+import { AppError } from '../../core/errors.js';
 
-export interface S3Options { endpoint: string; bucket: string; accessKeyId: string; secretAccessKey: string; region?: string }
+export interface S3Options {
+  endpoint: string; bucket: string; accessKeyId: string; secretAccessKey: string; region?: string;
+  /** How long a request may take until the store's answer starts (a download's body then streams without limit). */
+  timeoutMs?: number;
+}
+
+/** Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry. */
+const unavailable = (what: string) => new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`);
 
 const sha256 = (d: string | Buffer) => createHash('sha256').update(d).digest('hex');
 const hmac = (k: string | Buffer, d: string) => createHmac('sha256', k).update(d).digest();
@@ -41,18 +49,28 @@ export class S3BlobStore implements BlobStore {
     const headers = signV4({ method, url, headers: extra, payloadHash: sha256(body ?? ''), accessKeyId: this.o.accessKeyId,
       secretAccessKey: this.o.secretAccessKey, region: this.o.region ?? 'us-east-1' });
     delete headers.host;
-    return fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined });
+    // A store that stops answering must not hold the request (and an upload's buffered body) for ever; the timer stops
+    // once the answer starts, so a long download is not cut off.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.o.timeoutMs ?? 30_000);
+    try {
+      return await fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal: abort.signal });
+    } catch {
+      throw unavailable(abort.signal.aborted ? 'did not answer in time' : 'cannot be reached');
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     const res = await this.send('PUT', key, data, { 'content-type': contentType });
-    if (!res.ok) throw new Error(`S3 PUT ${key} failed: ${res.status}`);
+    if (!res.ok) throw unavailable(`refused to store the file (S3 answered ${res.status})`);
   }
 
   async get(key: string): Promise<BlobObject | null> {
     const res = await this.send('GET', key);
     if (res.status === 404) return null;
-    if (!res.ok || !res.body) throw new Error(`S3 GET ${key} failed: ${res.status}`);
+    if (!res.ok || !res.body) throw unavailable(`could not read the file (S3 answered ${res.status})`);
     return {
       body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
       size: Number(res.headers.get('content-length') ?? 0),
@@ -62,6 +80,6 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     const res = await this.send('DELETE', key);
-    if (!res.ok && res.status !== 404) throw new Error(`S3 DELETE ${key} failed: ${res.status}`);
+    if (!res.ok && res.status !== 404) throw unavailable(`could not delete the file (S3 answered ${res.status})`);
   }
 }

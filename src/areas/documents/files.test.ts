@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
-import { setDocumentsDeps } from './deps.js';
+import { documentsDeps, setDocumentsDeps } from './deps.js';
+import { S3BlobStore } from '../../adapters/blob/s3.js';
+import { startS3Server } from '../../adapters/blob/test-server.js';
 import { HostedModeration } from '../../adapters/moderation/openai.js';
 import { startModerationServer } from '../../adapters/moderation/test-server.js';
 import { LocalModeration } from '../../adapters/moderation/local.js';
@@ -191,5 +193,41 @@ describe('safety gate', () => {
     expect((await m.check(['badphrase'])).flagged).toBe(false);
     expect(await m.check(['x foo12 y'])).toEqual({ flagged: true, categories: ['re:\\bfoo\\d+\\b'] });
     expect((await m.check(['nothing'])).flagged).toBe(false);
+  });
+});
+
+describe('files on an S3-compatible store (S3_ENDPOINT)', () => {
+  it('uploads, downloads and deletes through S3; a failing or missing object is 503 and a failed upload stores nothing', async () => {
+    const creds = { accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' };
+    const srv = await startS3Server(creds);
+    const local = documentsDeps(t.platform).blobs;
+    try {
+      setDocumentsDeps(t.platform, { blobs: new S3BlobStore({ endpoint: srv.endpoint, bucket: 'platform', ...creds, timeoutMs: 500 }) });
+      const id = await newDoc(a);
+      expect((await upload(a, id, PDF)).statusCode).toBe(200);
+      const [key] = [...srv.objects.keys()];
+      expect(key).toMatch(new RegExp(`^/platform/${a.orgId}/documents/${id}/[0-9a-f-]+\\.pdf$`));
+      const dl = await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth });
+      expect(dl.statusCode).toBe(200);
+      expect(dl.rawPayload.equals(PDF)).toBe(true);
+
+      srv.state.fault = { status: 500 };
+      errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 503, 'SERVICE_UNAVAILABLE');
+      const other = await newDoc(a);
+      errorOf(await upload(a, other, PDF), 503, 'SERVICE_UNAVAILABLE');
+      srv.state.fault = null;
+      expect((await t.app.inject({ method: 'GET', url: `/v1/documents/${other}`, headers: a.auth })).json().data.file_url).toBeNull();
+      errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${other}/file`, headers: a.auth }), 404, 'NOT_FOUND');
+
+      // The row says there is a file, the store has lost it: 503 (retry), not a 404 that would say it never existed.
+      srv.objects.clear();
+      errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 503, 'SERVICE_UNAVAILABLE');
+      expect((await upload(a, id, PDF)).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}/file`, headers: a.auth })).json().data).toEqual({ id, deleted: true });
+      expect(srv.objects.size).toBe(0);
+    } finally {
+      setDocumentsDeps(t.platform, { blobs: local });
+      await srv.close();
+    }
   });
 });
