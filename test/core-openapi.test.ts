@@ -1,10 +1,11 @@
 /** The interface description: OpenAPI 3.1 at GET /v1/openapi.json, covering every route, valid for a standard linter. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildTestApp, type TestApp } from './helpers.js';
+import { SERVER_INFO } from '../src/transports/mcp/dispatcher.js';
 
 type Doc = {
   openapi: string; info: { title: string; version: string };
@@ -36,6 +37,13 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('the version is package.json\'s, the same in the document, /v1/health and the MCP serverInfo', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(doc.info.version).toBe(version);
+    expect((await t.app.inject({ url: '/v1/health' })).json().data.version).toBe(version);
+    expect(SERVER_INFO.version).toBe(version);
   });
 
   it('contains every registered route, with path parameters as {param}', () => {

@@ -1,3 +1,4 @@
+import { SERVER_VERSION } from '../../core/version.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
@@ -19,7 +20,7 @@ export default async function platformArea(app: FastifyInstance) {
     },
   }, async () => {
     if (!(await app.platform.db.ping())) throw new AppError('SERVICE_UNAVAILABLE', 'Database is unreachable', { database: 'unreachable' });
-    return ok({ status: 'ok', database: 'ok', uptime_seconds: Math.floor((Date.now() - startedAt) / 1000), version: '1.0.0' });
+    return ok({ status: 'ok', database: 'ok', uptime_seconds: Math.floor((Date.now() - startedAt) / 1000), version: SERVER_VERSION });
   });
 
   const Tier = Type.Object({

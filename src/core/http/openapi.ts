@@ -1,3 +1,4 @@
+import { SERVER_VERSION } from '../version.js';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -92,7 +93,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Platform API', version: '1.0.0',
+        title: 'Platform API', version: SERVER_VERSION,
         description: 'Multi-tenant SaaS platform API. Authenticate with `Authorization: Bearer <access token or svc_live_ API key>`. Errors use the envelope `{success:false,error:{code,message,details}}`.',
         license: { name: 'MIT', identifier: 'MIT' },
       },

@@ -1,3 +1,4 @@
+import { SERVER_VERSION } from '../../core/version.js';
 import { AppError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../../core/pagination.js';
 import { actor, type ServiceContext } from '../../core/context.js';
@@ -11,7 +12,7 @@ import { parseResourceUri, type ResourceProvider, type ResourceRef } from './res
 /** Newest first; the version this server speaks by default and offers when a client asks for one it lacks. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
-export const SERVER_INFO = { name: 'platform-api', title: 'Platform API', version: '1.0.0' };
+export const SERVER_INFO = { name: 'platform-api', title: 'Platform API', version: SERVER_VERSION };
 
 export const INSTRUCTIONS = [
   'This server exposes the Platform API (projects, tasks, specs, documents, notifications, your account) as MCP tools.',
