@@ -45,7 +45,7 @@ export const MeOut = Type.Object({
   user: UserOut,
   organization: Type.Omit(OrganizationOut, ['role', 'settings'], { description: 'As GET /v1/organizations/current, without role (below) and settings (they need settings:read)' }),
   role: Type.String(),
-  permissions: Type.Array(Type.String()),
+  permissions: Type.Array(Type.String(), { description: "The role's named permissions. An API key acts within them and within its scopes (credential.scopes): a route needs both its permission and its scope" }),
   credential_kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')], { description: 'Same as credential.kind' }),
   credential: Type.Object({
     kind: Type.Union([Type.Literal('user'), Type.Literal('api_key')]),
