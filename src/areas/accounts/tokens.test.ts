@@ -74,7 +74,9 @@ describe('access tokens', () => {
   it('maps missing and malformed headers to 401 codes', async () => {
     errorOf(await me({}), 401, 'AUTH_REQUIRED');
     errorOf(await me({ authorization: 'Basic dXNlcjpwdw==' }), 401, 'AUTH_TOKEN_INVALID');
-    errorOf(await me({ authorization: 'Bearer' }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await me({ authorization: 'Bearer' }), 401, 'AUTH_REQUIRED');
+    errorOf(await me({ authorization: 'Bearer   ' }), 401, 'AUTH_REQUIRED');
+    errorOf(await me({ authorization: 'Bearer a b' }), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await me(bearer('not-a-token')), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await me(bearer('a.b.c')), 401, 'AUTH_TOKEN_INVALID');
   });

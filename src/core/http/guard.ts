@@ -102,7 +102,8 @@ export function checkNeeds(needs: RouteNeeds, p: Principal): void {
 }
 
 export function bearerToken(header: string | undefined): string {
-  if (!header) throw new AppError('AUTH_REQUIRED', 'Authentication required: send "Authorization: Bearer <token>"');
+  // "Bearer" with no token is a missing credential too (spec 7: AUTH_REQUIRED), not a malformed one.
+  if (!header || /^\s*(Bearer)?\s*$/i.test(header)) throw new AppError('AUTH_REQUIRED', 'Authentication required: send "Authorization: Bearer <token>"');
   const m = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header);
   if (!m) throw new AppError('AUTH_TOKEN_INVALID', 'Authorization header must be "Bearer <token>"');
   return m[1];
