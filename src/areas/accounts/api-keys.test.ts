@@ -200,6 +200,7 @@ describe('API key credentials', () => {
     const key = await a.apiKey();
     errorOf(await me(bearer(generateApiKey().key)), 401, 'INVALID_API_KEY');
     errorOf(await me(bearer('svc_live_short')), 401, 'INVALID_API_KEY');
+    errorOf(await me(bearer(key.replace('svc_live_', 'SVC_LIVE_'))), 401, 'INVALID_API_KEY');
     errorOf(await me(bearer(`${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`)), 401, 'INVALID_API_KEY');
   });
 

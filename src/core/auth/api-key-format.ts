@@ -4,7 +4,8 @@ import { sha256Hex } from '../crypto.js';
 /** svc_live_<8-char prefix>_<32-or-64-char secret>, secret hex or base64url (spec 5.2). */
 export const API_KEY_RE = /^svc_live_([A-Za-z0-9]{8})_([A-Za-z0-9_-]{32}|[A-Za-z0-9_-]{43}|[A-Za-z0-9_-]{64})$/;
 
-export const looksLikeApiKey = (token: string): boolean => token.startsWith('svc_live_');
+/** Whether a bearer is meant as an API key (then a malformed one is INVALID_API_KEY, not a bad JWT); any case. */
+export const looksLikeApiKey = (token: string): boolean => /^svc_live_/i.test(token);
 
 export function parseApiKey(token: string): { prefix: string } | null {
   const m = API_KEY_RE.exec(token);
