@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../core/errors.js';
 import { jsonBodyParser } from '../../core/http/json-parser.js';
 
 /** Body limit of CSP reports (spec 4.1 and part 8: 16 KB). */
