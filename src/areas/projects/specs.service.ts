@@ -1,4 +1,4 @@
-import { AppError, notFound } from '../../core/errors.js';
+import { notFound } from '../../core/errors.js';
 import { requirePermission, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
