@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
-import type { Sql } from '../../core/db/database.js';
 import { assertIndexed, explainAsTenant, plansOn, recorder, seedOthers, statementsOfRoute as statementsOf, type Plans, type Statement } from '../../../test/explain-support.js';
 import { accountsRepo } from './accounts.repo.js';
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../../test/helpers.js';
+import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../../test/helpers.js';
 import { SmtpSink } from '../../../adapters/smtp/smtp-sink.js';
 import { WebhookServer } from '../../../adapters/slack/webhook-server.js';
 import { createProject, createTask, memberOf, waitFor } from '../test-support.js';
