@@ -266,6 +266,24 @@ describe('collaboration', () => {
     c2.provider.destroy();
   }, 60_000);
 
+  it('other shared types count too: the whole CRDT state is bounded (3 x 10 MiB), past it the socket closes with 1009', async () => {
+    const MIB = 1024 * 1024;
+    const id = await newDoc(a, 'tiny');
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced && c1.text.length === 4, 15_000);
+    c1.provider.shouldConnect = false;
+    const closed = new Promise<number>((r) => c1.provider.ws!.addEventListener('close', (ev) => r((ev as unknown as { code: number }).code)));
+    const junk = c1.doc.getText('junk');
+    for (let i = 0; i < 3; i++) junk.insert(0, 'j'.repeat(12 * MIB)); // 36 MiB in three updates of 12
+    expect(await closed).toBe(1009);
+    c1.provider.destroy();
+    const c2 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c2.provider.synced, 15_000);
+    expect(c2.doc.getText('junk').length).toBe(24 * MIB); // the third update was refused
+    expect(c2.text.toString()).toBe('tiny');
+    c2.provider.destroy();
+  }, 60_000);
+
   it('deleting the document closes its sockets', async () => {
     const id = await newDoc(a, 'gone soon');
     const c1 = connect(base, id, { ticket: await ticket(a) });

@@ -14,6 +14,12 @@ const MESSAGE_SYNC = 0;
 const MESSAGE_AWARENESS = 1;
 const MESSAGE_QUERY_AWARENESS = 3;
 const SAVE_DEBOUNCE_MS = 300;
+/**
+ * The whole CRDT state of a document (its `content` text with its history, and any other shared type) is bounded at
+ * three times the content limit: room for the text at its limit and for the CRDT's own bookkeeping, not for data
+ * without end.
+ */
+export const MAX_STATE_BYTES = 3 * MAX_CONTENT_BYTES;
 /** A write-back that failed (the database or the moderation service out of reach) is tried again this much later. */
 const SAVE_RETRY_MS = 2_000;
 
@@ -32,9 +38,16 @@ export class Room {
   private saveTimer: NodeJS.Timeout | null = null;
   private compacting = false;
   private discarded = false;
+  /**
+   * An upper bound of the size of the document's whole CRDT state (every shared type, not only the `content` text):
+   * measured at open, then grown by every update's size (an update adds at most its size); measured again only near
+   * MAX_STATE_BYTES.
+   */
+  private stateBytes: number;
 
   constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly onEmpty: (r: Room) => void) {
     this.doc = doc;
+    this.stateBytes = Y.encodeStateAsUpdate(doc).length;
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onUpdate(update, origin));
@@ -50,6 +63,7 @@ export class Room {
   }
 
   private onUpdate(update: Uint8Array, origin: unknown): void {
+    this.stateBytes += update.length;
     if (this.discarded) return;
     const enc = encoding.createEncoder();
     encoding.writeVarUint(enc, MESSAGE_SYNC);
@@ -137,6 +151,12 @@ export class Room {
           ws.close(1009, `content over ${MAX_CONTENT_BYTES} bytes`);
           return;
         }
+        if (!this.fitsStateLimit(msg)) {
+          // Shared types other than `content` (an editor's own, or anything a client makes up) are stored and sent to
+          // every collaborator too: the whole state is bounded, or one client could grow a document without limit.
+          ws.close(1009, `document state over ${MAX_STATE_BYTES} bytes`);
+          return;
+        }
         syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
       }
       if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
@@ -167,6 +187,13 @@ export class Room {
     const fits = Buffer.byteLength(copy.getText(collab.CONTENT_TEXT).toString(), 'utf8') <= MAX_CONTENT_BYTES;
     copy.destroy();
     return fits;
+  }
+
+  /** Whether the document's whole CRDT state stays within MAX_STATE_BYTES with this message applied (an upper bound). */
+  private fitsStateLimit(msg: Uint8Array): boolean {
+    if (this.stateBytes + msg.length <= MAX_STATE_BYTES) return true;
+    this.stateBytes = Y.encodeStateAsUpdate(this.doc).length;
+    return this.stateBytes + msg.length <= MAX_STATE_BYTES;
   }
 
   private leave(ws: WebSocket): void {
