@@ -235,7 +235,10 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     if (before.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
     if (before.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
     if (before.kind !== 'document' && input.content_type !== undefined) throw validation(`The content type of a ${before.kind} cannot change`, { field: 'content_type' });
-    await checkRefs(sql, p.orgId, input.project_id, input.parent_id, input.id);
+    // A document keeps the project it has even once that project is deleted (soft: it can come back); only a move
+    // to another project needs one that is not deleted. A client writing back what it read gets no 404.
+    const movedTo = input.project_id !== before.project_id ? input.project_id : undefined;
+    await checkRefs(sql, p.orgId, movedTo, input.parent_id, input.id);
     let r: repo.DocumentRow | undefined;
     try {
       r = await repo.updateDocument(sql, p.orgId, input.id, {

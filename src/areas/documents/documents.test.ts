@@ -93,6 +93,20 @@ describe('document library', () => {
     expect(Date.parse(moved.updated_at)).toBeGreaterThan(Date.parse(before));
   });
 
+  it('a document and an entity keep a project deleted since; a PUT repeating it is accepted, a move to it is 404', async () => {
+    const projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `Doomed ${uuidv7().slice(-6)}` } })).json().data.id;
+    const doc = (await post(a, { title: 'Kept', project_id: projectId })).json().data;
+    const loose = (await post(a, { title: 'Loose' })).json().data;
+    const entity = (await t.app.inject({ method: 'POST', url: '/v1/entities', headers: a.auth, payload: { name: 'Kept entity', entity_type: 'thing', project_id: projectId } })).json().data;
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/projects/${projectId}`, headers: a.auth })).statusCode).toBe(200);
+    const put = (url: string, payload: object) => t.app.inject({ method: 'PUT', url, headers: a.auth, payload });
+    expect((await put(`/v1/documents/${doc.id}`, { title: 'Kept, renamed', project_id: projectId })).json().data).toMatchObject({ title: 'Kept, renamed', project_id: projectId });
+    expect((await put(`/v1/entities/${entity.id}`, { name: 'Renamed entity', project_id: projectId })).json().data).toMatchObject({ name: 'Renamed entity', project_id: projectId });
+    expect(errorOf(await put(`/v1/documents/${loose.id}`, { project_id: projectId }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'project_id' });
+    errorOf(await post(a, { title: 'New', project_id: projectId }), 404, 'NOT_FOUND');
+    expect((await get(a, `/v1/documents?project_id=${projectId}`)).json().data.items.map((d: { id: string }) => d.id)).toEqual([doc.id]);
+  });
+
   it('paginates with limit/offset and sorts', async () => {
     const c = await newTenant(t.app);
     for (const title of ['bravo', 'alpha', 'charlie']) await post(c, { title });

@@ -48,7 +48,8 @@ export async function updateEntity(ctx: ServiceContext, input: UpdateEntityInput
   const p = requirePermission(ctx, 'project.update');
   const name = input.name === undefined ? null : nonBlankText(input.name, 'name');
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    await checkProject(sql, p.orgId, input.project_id);
+    // As for documents: an entity keeps its project once that is deleted; only a move needs a live one.
+    if (input.project_id && input.project_id !== (await repo.getEntity(sql, p.orgId, input.id))?.project_id) await checkProject(sql, p.orgId, input.project_id);
     const row = await repo.updateEntity(sql, p.orgId, input.id, {
       name, entityType: input.entity_type ?? null, setDescription: input.description !== undefined, description: input.description ?? null,
       properties: input.properties ?? null, setProject: input.project_id !== undefined, projectId: input.project_id ?? null,
