@@ -89,10 +89,6 @@ export async function deleteDocument(sql: Sql, orgId: string, id: string): Promi
     DELETE FROM documents WHERE org_id = $1 AND id = $2 RETURNING file_key`, [orgId, id]);
 }
 
-export async function projectExists(sql: Sql, orgId: string, projectId: string): Promise<boolean> {
-  return !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`, [orgId, projectId]));
-}
-
 /** Whether `candidate` is `id` itself or one of its descendants (moving a folder under itself would make a cycle). */
 export async function isSelfOrDescendant(sql: Sql, orgId: string, id: string, candidate: string): Promise<boolean> {
   const r = await sql.one(`WITH RECURSIVE up AS (

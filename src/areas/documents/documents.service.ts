@@ -10,6 +10,7 @@ import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
 import { MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
+import { requireProject } from '../projects/project-access.js';
 import { replaceContent } from './collab.service.js';
 import { validateDeck, validateWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
@@ -83,7 +84,8 @@ export async function moderate(ctx: Pick<ServiceContext, 'platform'>, texts: Arr
 }
 
 async function checkRefs(sql: Sql, orgId: string, projectId: string | null | undefined, parentId: string | null | undefined, selfId?: string) {
-  if (projectId && !(await repo.projectExists(sql, orgId, projectId))) throw notFound('Project', { field: 'project_id' });
+  // Filed under an archived or deleted project: refused as for the project's tasks (409 PROJECT_ARCHIVED).
+  if (projectId) await requireProject(sql, orgId, projectId, { writable: true, field: 'project_id' });
   if (parentId) {
     if (!(await repo.getDocument(sql, orgId, parentId))) throw notFound('Parent document', { field: 'parent_id' });
     if (selfId && (await repo.isSelfOrDescendant(sql, orgId, selfId, parentId))) {

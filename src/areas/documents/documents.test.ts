@@ -93,7 +93,7 @@ describe('document library', () => {
     expect(Date.parse(moved.updated_at)).toBeGreaterThan(Date.parse(before));
   });
 
-  it('a document and an entity keep a project deleted since; a PUT repeating it is accepted, a move to it is 404', async () => {
+  it('a document and an entity keep a project deleted since; a PUT repeating it is accepted, filing under it is 409 PROJECT_ARCHIVED', async () => {
     const projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `Doomed ${uuidv7().slice(-6)}` } })).json().data.id;
     const doc = (await post(a, { title: 'Kept', project_id: projectId })).json().data;
     const loose = (await post(a, { title: 'Loose' })).json().data;
@@ -102,9 +102,23 @@ describe('document library', () => {
     const put = (url: string, payload: object) => t.app.inject({ method: 'PUT', url, headers: a.auth, payload });
     expect((await put(`/v1/documents/${doc.id}`, { title: 'Kept, renamed', project_id: projectId })).json().data).toMatchObject({ title: 'Kept, renamed', project_id: projectId });
     expect((await put(`/v1/entities/${entity.id}`, { name: 'Renamed entity', project_id: projectId })).json().data).toMatchObject({ name: 'Renamed entity', project_id: projectId });
-    expect(errorOf(await put(`/v1/documents/${loose.id}`, { project_id: projectId }), 404, 'NOT_FOUND').details).toMatchObject({ field: 'project_id' });
-    errorOf(await post(a, { title: 'New', project_id: projectId }), 404, 'NOT_FOUND');
+    expect(errorOf(await put(`/v1/documents/${loose.id}`, { project_id: projectId }), 409, 'CONFLICT').details).toEqual({ code: 'PROJECT_ARCHIVED' });
+    expect(errorOf(await post(a, { title: 'New', project_id: projectId }), 409, 'CONFLICT').details).toEqual({ code: 'PROJECT_ARCHIVED' });
+    expect(errorOf(await post(a, { title: 'New', project_id: uuidv7() }), 404, 'NOT_FOUND').details).toEqual({ field: 'project_id' });
     expect((await get(a, `/v1/documents?project_id=${projectId}`)).json().data.items.map((d: { id: string }) => d.id)).toEqual([doc.id]);
+  });
+
+  it('nothing new is filed under an archived project (documents, sheets, decks, entities: 409 PROJECT_ARCHIVED); its documents stay writable', async () => {
+    const projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `Archived ${uuidv7().slice(-6)}` } })).json().data.id;
+    const doc = (await post(a, { title: 'Before the archive', project_id: projectId })).json().data;
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/projects/${projectId}`, headers: a.auth, payload: { is_active: false } })).statusCode).toBe(200);
+    const archived = (r: { statusCode: number; json(): { error?: { code: string; details?: unknown } } }) => [r.statusCode, r.json().error?.code, r.json().error?.details];
+    const want = [409, 'CONFLICT', { code: 'PROJECT_ARCHIVED' }];
+    expect(archived(await post(a, { title: 'After', project_id: projectId }))).toEqual(want);
+    expect(archived(await t.app.inject({ method: 'POST', url: `/v1/projects/${projectId}/sheets`, headers: a.auth, payload: { name: 'Grid' } }))).toEqual(want);
+    expect(archived(await t.app.inject({ method: 'POST', url: `/v1/projects/${projectId}/slides`, headers: a.auth, payload: { name: 'Deck' } }))).toEqual(want);
+    expect(archived(await t.app.inject({ method: 'POST', url: '/v1/entities', headers: a.auth, payload: { name: 'E', entity_type: 'thing', project_id: projectId } }))).toEqual(want);
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content: 'still writable' } })).statusCode).toBe(200);
   });
 
   it('paginates with limit/offset and sorts', async () => {

@@ -1,3 +1,4 @@
+import { requireProject } from '../projects/project-access.js';
 import ExcelJS from 'exceljs';
 import type { ServiceContext } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
@@ -27,7 +28,7 @@ export async function createGridDocument(ctx: ServiceContext, input: { projectId
   await moderate(ctx, [name]);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
-    if (!(await repo.projectExists(sql, p.orgId, input.projectId))) throw notFound('Project');
+    await requireProject(sql, p.orgId, input.projectId, { writable: true });
     let content = JSON.stringify(input.kind === 'sheet' ? emptyWorkbook() : emptyDeck());
     if (input.fromTemplateId) {
       const tpl = await repo.getDocument(sql, p.orgId, input.fromTemplateId);

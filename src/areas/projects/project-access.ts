@@ -5,10 +5,13 @@ import { projectsRepo } from './projects.repo.js';
 import type { Page, Paged } from './projects.schemas.js';
 import { splitTotal } from './project-parts.repo.js';
 
-/** 404 when the project is not in the caller's organization; with `writable`, 409 when it is archived or deleted. */
-export async function requireProject(sql: Sql, orgId: string, projectId: string, opts: { writable?: boolean } = {}): Promise<void> {
+/**
+ * 404 when the project is not in the caller's organization; with `writable`, 409 when it is archived or deleted.
+ * `field` names the body field that referred to it (details.field of the 404).
+ */
+export async function requireProject(sql: Sql, orgId: string, projectId: string, opts: { writable?: boolean; field?: string } = {}): Promise<void> {
   const state = await projectsRepo.state(sql, orgId, projectId);
-  if (!state) throw notFound('Project');
+  if (!state) throw notFound('Project', opts.field ? { field: opts.field } : undefined);
   if (opts.writable && !state.is_active) {
     throw new AppError('CONFLICT', 'The project is archived; unarchive it (PUT is_active:true) before changing its content', { code: 'PROJECT_ARCHIVED' });
   }

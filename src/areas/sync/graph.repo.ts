@@ -6,10 +6,6 @@ const R_COLS = 'id, org_id, source_entity_id, target_entity_id, relationship_typ
 /** A row of a list, with the number of rows matching the filters. */
 export type Counted = Record<string, unknown> & { total: number };
 
-/** Whether the project exists in the organization and is not deleted. */
-export async function projectExists(sql: Sql, orgId: string, projectId: string): Promise<boolean> {
-  return !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL`, [orgId, projectId]));
-}
 
 /** One page of entities, newest first, each row with the filtered total. */
 export async function listEntities(sql: Sql, orgId: string, q: { entityType: string | null; projectId: string | null; limit: number; offset: number }): Promise<Counted[]> {

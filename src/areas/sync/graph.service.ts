@@ -7,12 +7,12 @@ import { nonBlankText } from '../../core/text.js';
 import { isUniqueViolation, type Sql } from '../../core/db/database.js';
 import type { CreateEntityInput, UpdateEntityInput, CreateRelationshipInput, UpdateRelationshipInput } from './sync.schemas.js';
 import * as repo from './graph.repo.js';
+import { requireProject } from '../projects/project-access.js';
 import { pageWithTotal } from '../../core/pagination.js';
 
+/** An entity's project: of the organization (404), not archived or deleted (409 PROJECT_ARCHIVED), as for documents. */
 async function checkProject(sql: Sql, orgId: string, projectId: string | null | undefined) {
-  if (projectId && !(await repo.projectExists(sql, orgId, projectId))) {
-    throw notFound('Project', { field: 'project_id' });
-  }
+  if (projectId) await requireProject(sql, orgId, projectId, { writable: true, field: 'project_id' });
 }
 
 /** Entities: named things (people, systems, terms) that documents and tasks refer to. */
