@@ -15,6 +15,8 @@ import { DOCUMENT_BODY_LIMIT } from '../../areas/documents/documents.schemas.js'
 
 /** A body that is not JSON: answered with JSON-RPC -32700 in HTTP 200, not with the REST 400. */
 class ParseFailure { constructor(readonly reason: string) {} }
+/** Valid JSON holding a `__proto__` or `constructor.prototype` key: refused, but the request's id is known. */
+class ForbiddenKey { constructor(readonly id: string | number | null, readonly reason: string) {} }
 
 export const MCP_PATH = '/v1/mcp';
 export const METADATA_PATH = '/.well-known/oauth-protected-resource/v1/mcp';
@@ -123,7 +125,11 @@ export default async function mcpTransport(app: FastifyInstance) {
     try {
       done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (err) {
-      done(null, new ParseFailure((err as Error).message));
+      // secure-json-parse also refuses valid JSON (prototype keys): that is bad params of a request whose id the
+      // client must get back, not a parse error (REST answers it 400 VALIDATION_ERROR, not INVALID_JSON).
+      let id: unknown;
+      try { id = (JSON.parse(text) as { id?: unknown } | null)?.id; } catch { return done(null, new ParseFailure((err as Error).message)); }
+      done(null, new ForbiddenKey(typeof id === 'string' || typeof id === 'number' ? id : null, (err as Error).message));
     }
   });
 
@@ -184,6 +190,9 @@ export default async function mcpTransport(app: FastifyInstance) {
 
     if (req.body instanceof ParseFailure || req.body === undefined) {
       return send(reply, 200, rpcError(null, RPC.PARSE_ERROR, `Parse error: ${req.body instanceof ParseFailure ? req.body.reason : 'empty body'}`), mode);
+    }
+    if (req.body instanceof ForbiddenKey) {
+      return send(reply, 200, rpcError(req.body.id, RPC.INVALID_PARAMS, `Invalid params: ${req.body.reason} ("__proto__" and "constructor.prototype" keys are refused)`), mode);
     }
     const msg = classify(req.body);
     const isInitialize = msg.kind === 'request' && msg.msg.method === 'initialize';

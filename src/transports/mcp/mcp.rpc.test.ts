@@ -50,6 +50,15 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     expect((await post('{not json', { raw: true })).json().id).toBeNull();
   });
 
+  it('-32602 with the request id for valid JSON holding a __proto__ or constructor.prototype key (not a parse error)', async () => {
+    const proto = await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"documents.create","arguments":{"title":"p","metadata":{"__proto__":{"x":1}}}}}', { raw: true });
+    expect(rpcErr(proto, -32602).message).toMatch(/^Invalid params: .*prototype/);
+    expect(proto.json().id).toBe(7);
+    const ctor = await post('{"jsonrpc":"2.0","id":"c1","method":"ping","params":{"constructor":{"prototype":{"x":1}}}}', { raw: true });
+    expect(rpcErr(ctor, -32602).message).toMatch(/^Invalid params: /);
+    expect(ctor.json().id).toBe('c1');
+  });
+
   it('-32600 for malformed messages and for batches (MCP 2025-11-25 has no batching)', async () => {
     rpcErr(await post({ id: 1, method: 'ping' }), -32600);
     rpcErr(await post({ jsonrpc: '1.0', id: 1, method: 'ping' }), -32600);
