@@ -5,19 +5,18 @@ import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB, assertContentSize, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
+import { MAX_CONTENT_BYTES } from './documents.schemas.js';
 import { displayedValues, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
+import { principalFromQueryToken } from '../../core/auth/query-session.js';
 import { writeWithdrawn } from './collab.service.js';
 
 export interface SheetSession { principal: Principal; documentId: string; capability: 'read' | 'write' }
 
 /** GET /v1/sheet/ws admission: a session JWT (token version checked), the documents feature, a sheet the caller can see. */
 export async function openSheetSession(platform: Platform, token: string | undefined, documentId: string): Promise<SheetSession> {
-  if (!token) throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" (a session access token) is required');
-  if (token.startsWith('svc_')) throw new AppError('AUTH_TOKEN_INVALID', 'The sheet socket needs a session token, not an API key');
-  const principal = await platform.credentials.resolve(token);
-  if (principal.kind !== 'user') throw new AppError('AUTH_TOKEN_INVALID', 'The sheet socket needs a session token');
+  const principal = await principalFromQueryToken(platform.credentials, token, 'The sheet socket');
   if (!principal.org.features.includes('documents')) throw new AppError('FEATURE_DISABLED', 'The "documents" feature is not enabled for this organization', { feature: 'documents' });
   if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This needs the "document.view" permission');
   const kind = await platform.db.tenant(principal.orgId, (sql) => documentKind(sql, principal.orgId, documentId));
@@ -47,8 +46,9 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     const flaw = typeof text === 'string' ? unstorableTextProblem(text) : null;
     if (flaw) throw validation(`"${field}" ${flaw}`, { field, reason: 'UNSTORABLE_CHARACTER' });
   }
-  // The safety gate of a content PUT (spec 4.5): a cell's text the content policy refuses is not written.
-  await moderate({ platform }, [typeof e.value === 'string' ? e.value : undefined, e.formula ?? undefined]);
+  // The safety gate of a content PUT (spec 4.5): a cell's text the content policy refuses is not written. Only what
+  // is written is checked (a formula wins over a value sent with it).
+  await moderate({ platform }, [e.formula ? e.formula : typeof e.value === 'string' ? e.value : undefined]);
   const orgId = s.principal.orgId;
   return platform.db.tenantTx(orgId, async (sql) => {
     const content = await documentContent(sql, orgId, s.documentId, { forUpdate: true });
@@ -60,8 +60,9 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };
     else delete sheet.cells[e.cell];
     // The content limit of a REST write (10 MiB of UTF-8): a sheet the socket grew past it could not be written back.
+    // An edit that does not grow the sheet is always allowed, so a sheet already past the limit can be shrunk.
     const next = JSON.stringify(wb);
-    assertContentSize(next);
+    if (next.length * 3 > MAX_CONTENT_BYTES && Buffer.byteLength(next) > Buffer.byteLength(content)) assertContentSize(next);
     await replaceContent(sql, orgId, s.documentId, next);
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });

@@ -1,4 +1,5 @@
 import { requireProject } from '../projects/project-access.js';
+import { principalFromQueryToken } from '../../core/auth/query-session.js';
 import ExcelJS from 'exceljs';
 import type { ServiceContext } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
@@ -8,7 +9,6 @@ import { uuidv7 } from '../../core/ids.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
-import type { Principal } from '../../core/auth/principal.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
 import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, cellRef, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
@@ -86,12 +86,7 @@ function delimited(rows: CellValue[][], sep: ',' | '\t'): string {
  * a revoked session or bumped token version fails); the caller needs document.view.
  */
 export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<{ body: Buffer; contentType: string; filename: string }> {
-  if (q.token !== undefined && typeof q.token !== 'string') throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" must be given once');
-  if (!q.token) throw new AppError('AUTH_TOKEN_INVALID', 'Query parameter "token" (a session access token) is required');
-  let principal: Principal;
-  if (q.token.startsWith('svc_')) throw new AppError('AUTH_TOKEN_INVALID', 'Export needs a session token, not an API key');
-  principal = await ctx.platform.credentials.resolve(q.token);
-  if (principal.kind !== 'user') throw new AppError('AUTH_TOKEN_INVALID', 'Export needs a session token');
+  const principal = await principalFromQueryToken(ctx.platform.credentials, q.token, 'Export');
   try { checkNeeds({ feature: 'documents' }, principal); } catch (err) { if ((err as AppError).code === 'FEATURE_DISABLED') throw new AppError('PERMISSION_DENIED', (err as AppError).message, { feature: 'documents' }); throw err; }
   if (!principal.permissions.has('document.view')) throw new AppError('PERMISSION_DENIED', 'This export needs the "document.view" permission', { permission: 'document.view' });
   ctx.principal = principal;

@@ -119,7 +119,9 @@ describe('sheets and decks', () => {
     const go = (q: string) => t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?${q}` });
     errorOf(await go('format=csv&sheet_id=0'), 401, 'AUTH_TOKEN_INVALID');
     errorOf(await go('token=abc&format=csv&sheet_id=0'), 401, 'AUTH_TOKEN_INVALID');
-    errorOf(await go(`token=${await a.apiKey()}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID');
+    const key = await a.apiKey();
+    expect(errorOf(await go(`token=${key}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID').message).toBe('Export needs a session token, not an API key');
+    expect(errorOf(await go(`token=${key.replace('svc_live_', 'SVC_LIVE_')}&format=csv&sheet_id=0`), 401, 'AUTH_TOKEN_INVALID').message).toBe('Export needs a session token, not an API key');
     errorOf(await go(`token=${a.token}`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=pdf`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=csv`), 400, 'VALIDATION_ERROR');
