@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { AppError, notFound } from '../../core/errors.js';
 import { actor, requirePermission, type ServiceContext } from '../../core/context.js';
 import { isUniqueViolation, type Sql } from '../../core/db/database.js';
@@ -9,6 +8,7 @@ import { tierLimits } from '../../core/pricing.js';
 import { projectsRepo } from './projects.repo.js';
 import type { CreateProjectInput, Paged, Project, ProjectStatusFilter, UpdateProjectInput } from './projects.schemas.js';
 import { emit } from './task.events.js';
+import { sameJsonValue } from '../../core/json-value.js';
 import { nonBlankText } from '../../core/text.js';
 
 const slugExists = (slug: string) => new AppError('PROJECT_SLUG_EXISTS', `Project slug "${slug}" is already used in this organization`, { field: 'slug' });
@@ -94,9 +94,7 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
       // A PUT that changes nothing (every given field already has its value) writes, audits and emits nothing, as
       // for tasks; the current project is the answer.
       const wanted: Record<string, unknown> = { ...fields, ...(fields.name !== undefined ? { name: fields.name.trim() } : {}) };
-      // Compared as values: jsonb keeps an object's keys in its own order, so a repeated `settings` rarely reads back
-      // in the order the client wrote it.
-      const differs = (k: string) => !isDeepStrictEqual((before as Record<string, unknown>)[k], wanted[k]);
+      const differs = (k: string) => !sameJsonValue((before as Record<string, unknown>)[k], wanted[k]);
       if (!Object.keys(wanted).some(differs)) return { before, after: before, changed: [] as string[] };
       if (fields.slug !== undefined && fields.slug !== before.slug && await projectsRepo.slugTaken(sql, p.orgId, fields.slug, projectId)) throw slugExists(fields.slug);
       if (fields.is_active === true && !before.is_active) await lockAndAssertUnderProjectLimit(sql, ctx);
@@ -104,7 +102,7 @@ export async function updateProject(ctx: ServiceContext, input: { projectId: str
         name: fields.name?.trim(), slug: fields.slug, description: fields.description, visibility: fields.visibility,
         settings: fields.settings, isActive: fields.is_active,
       }))!;
-      const changed = Object.keys(fields).filter((k) => JSON.stringify((before as Record<string, unknown>)[k]) !== JSON.stringify((after as Record<string, unknown>)[k]));
+      const changed = Object.keys(fields).filter((k) => !sameJsonValue((before as Record<string, unknown>)[k], (after as Record<string, unknown>)[k]));
       await audit(sql, ctx, { action: 'project.updated', targetType: 'project', targetId: projectId, details: { fields: changed } });
       if (before.is_active !== after.is_active) {
         await audit(sql, ctx, { action: after.is_active ? 'project.unarchived' : 'project.archived', targetType: 'project', targetId: projectId });
