@@ -49,6 +49,7 @@ describe('POST /v1/security/csp-report (spec 4.1)', () => {
   });
 
   it('415 for other media types; 413 PAYLOAD_TOO_LARGE above 16 KB', async () => {
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/security/csp-report' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(errorOf(await post('text/plain', 'x'), 415, 'UNSUPPORTED_MEDIA_TYPE').message).toBe('Content-Type "text/plain" is not accepted here; send application/csp-report or application/reports+json or application/json');
     const err = errorOf(await post('application/csp-report', JSON.stringify({ r: 'x'.repeat(17 * 1024) })), 413, 'PAYLOAD_TOO_LARGE');
     expect(err.details).toEqual({ maxBytes: 16384, limit: 16384 });

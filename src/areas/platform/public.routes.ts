@@ -1,3 +1,4 @@
+import { AppError } from '../../core/errors.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { jsonBodyParser } from '../../core/http/json-parser.js';
@@ -30,7 +31,8 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
   await app.register(async (csp) => {
     // Browsers send CSP reports as application/csp-report or application/reports+json; both are JSON, parsed by the
     // platform's JSON parser, taking the report as sent (it is logged, never stored; a browser does not retry).
-    // Any other type is refused by Fastify before the handler: 415 naming these (route config `accepts`).
+    // Any other type is refused by Fastify before the handler: 415 naming these (route config `accepts`); a request
+    // without a body and without Content-Type reaches the handler, and is refused there the same way.
     csp.removeAllContentTypeParsers();
     csp.addContentTypeParser(/^application\/(csp-report|reports\+json|json)\s*(;.*)?$/i, { parseAs: 'buffer' },
       jsonBodyParser(app.platform.config.jsonMaxDepth, { notStored: true }));
@@ -39,6 +41,9 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
       config: { ...pub, accepts: CSP_TYPES, rateLimit: { max: 100, windowMs: 60_000, key: 'ip' } },
       schema: { summary: 'Content-Security-Policy violation reports (browsers)', response: { 204: Type.Null({ description: 'Accepted' }) } },
     }, async (req, reply) => {
+      if (!req.headers['content-type']) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "" is not accepted here; send ${CSP_TYPES.join(' or ')}`);
+      }
       req.log.info({ cspReport: req.body, ip: req.ip }, 'csp violation report');
       return reply.code(204).send();
     });
