@@ -42,6 +42,12 @@ describe('S3 SigV4', () => {
       for (const call of [() => store.put('k', Buffer.from('y'), 'text/plain'), () => store.get('k'), () => store.delete('k')]) {
         await expect(call()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('S3 answered 500') });
       }
+      srv.state.fault = null;
+      // An upload gets time to send its body (256 KiB/s on top of the timeout); a download's answer does not wait.
+      srv.state.delayMs = 600;
+      await store.put('big', Buffer.alloc(256 * 1024, 1), 'application/octet-stream');
+      await expect(store.get('big')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The file store did not answer in time; retry later' });
+      srv.state.delayMs = 0;
       srv.state.fault = 'hang';
       const started = Date.now();
       await expect(store.get('k')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The file store did not answer in time; retry later' });

@@ -9,6 +9,9 @@ export interface S3Options {
   timeoutMs?: number;
 }
 
+/** The slowest upload rate a PUT is given time for (on top of the timeout). */
+const UPLOAD_BYTES_PER_SECOND = 256 * 1024;
+
 /** Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry. */
 const unavailable = (what: string) => new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`);
 
@@ -49,10 +52,11 @@ export class S3BlobStore implements BlobStore {
     const headers = signV4({ method, url, headers: extra, payloadHash: sha256(body ?? ''), accessKeyId: this.o.accessKeyId,
       secretAccessKey: this.o.secretAccessKey, region: this.o.region ?? 'us-east-1' });
     delete headers.host;
-    // A store that stops answering must not hold the request (and an upload's buffered body) for ever; the timer stops
-    // once the answer starts, so a long download is not cut off.
+    // A store that stops answering must not hold the request (and an upload's buffered body) for ever. The timer stops
+    // once the answer starts, so a long download is not cut off; a store answers an upload only once it has the body,
+    // so an upload also gets the time to send it at 256 KiB/s (25 MiB: 100 s more).
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.o.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => abort.abort(), (this.o.timeoutMs ?? 30_000) + Math.ceil(((body?.length ?? 0) / UPLOAD_BYTES_PER_SECOND) * 1000));
     try {
       return await fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal: abort.signal });
     } catch {
@@ -64,13 +68,14 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     const res = await this.send('PUT', key, data, { 'content-type': contentType });
+    await res.body?.cancel();
     if (!res.ok) throw unavailable(`refused to store the file (S3 answered ${res.status})`);
   }
 
   async get(key: string): Promise<BlobObject | null> {
     const res = await this.send('GET', key);
-    if (res.status === 404) return null;
-    if (!res.ok || !res.body) throw unavailable(`could not read the file (S3 answered ${res.status})`);
+    if (res.status === 404) { await res.body?.cancel(); return null; }
+    if (!res.ok || !res.body) { await res.body?.cancel(); throw unavailable(`could not read the file (S3 answered ${res.status})`); }
     return {
       body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
       size: Number(res.headers.get('content-length') ?? 0),
@@ -80,6 +85,7 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     const res = await this.send('DELETE', key);
+    await res.body?.cancel();
     if (!res.ok && res.status !== 404) throw unavailable(`could not delete the file (S3 answered ${res.status})`);
   }
 }

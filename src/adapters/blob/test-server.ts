@@ -8,16 +8,17 @@ export type S3Fault = { status: number } | 'hang';
 /**
  * A local S3-compatible server for tests (path-style PUT, GET, DELETE of objects), checking every request's SigV4
  * signature against `creds` (403 SignatureDoesNotMatch otherwise). Objects are kept by their path (`/bucket/key`).
- * `fault`, while set, answers every request with it.
+ * `fault`, while set, answers every request with it; `delayMs` holds every answer that long.
  */
 export async function startS3Server(creds: { accessKeyId: string; secretAccessKey: string; region?: string }) {
   const objects = new Map<string, { body: Buffer; type: string }>();
-  const state: { fault: S3Fault | null } = { fault: null };
+  const state: { fault: S3Fault | null; delayMs: number } = { fault: null, delayMs: 0 };
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', () => setTimeout(answer, state.delayMs));
+    const answer = () => {
       if (state.fault === 'hang') { hanging.add(res); return; }
       if (state.fault) { res.writeHead(state.fault.status).end('<Error><Code>InternalError</Code></Error>'); return; }
       const body = Buffer.concat(chunks);
@@ -33,7 +34,7 @@ export async function startS3Server(creds: { accessKeyId: string; secretAccessKe
       const o = objects.get(key);
       if (!o) { res.writeHead(404).end(); return; }
       res.writeHead(200, { 'content-type': o.type, 'content-length': o.body.length }).end(o.body);
-    });
+    };
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -31,7 +31,8 @@ export async function uploadFile(ctx: ServiceContext, input: { id: string; data:
   const exists = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
   if (!exists) throw notFound('Document');
   const key = `${p.orgId}/documents/${input.id}/${uuidv7()}.pdf`;
-  await deps.blobs.put(key, input.data, 'application/pdf');
+  // A store that timed out may still have kept the object: it is deleted (best effort) so nothing is left behind.
+  await deps.blobs.put(key, input.data, 'application/pdf').catch(async (err) => { await deps.blobs.delete(key).catch(() => {}); throw err; });
   let old: string | null = null;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
