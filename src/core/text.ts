@@ -89,9 +89,10 @@ const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
  * Characters a download's name must not carry: path and shell separators, control and format characters (Cf): the
  * bidi controls U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, which make "invoice\u202Efdp.exe" read as
  * "invoiceexe.pdf", and the invisible ones (soft hyphen, zero-width space, BOM...); also lone surrogates (Cs), which
- * have no UTF-8 form, and the line and paragraph separators.
+ * have no UTF-8 form, and the line and paragraph separators. The zero-width non-joiner and joiner (U+200C, U+200D)
+ * stay: Persian and Indic words and emoji sequences need them, and they reorder nothing.
  */
-const UNSAFE_FILENAME = /[\\/:*?"<>|\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]+/gu;
+const UNSAFE_FILENAME = /(?:[\\/:*?"<>|\p{Cc}\p{Cs}\p{Zl}\p{Zp}]|(?![\u200C\u200D])\p{Cf})+/gu;
 
 /** A name (a title, a client's choice) as a download's file name: each unsafe run one "_", trimmed; `fallback` when nothing is left. */
 export function safeFilename(name: string, fallback: string): string {

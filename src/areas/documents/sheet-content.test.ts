@@ -270,6 +270,7 @@ describe('export filename', () => {
       ['x\u202A\u202B\u202C\u202Dy', 'x_y.csv'],
       ['\u2066p\u2067q\u2068r\u2069', '_p_q_r_.csv'],
       ['soft\u00ADhyphen\uFEFFbom\u200Bzw\u061Calm', 'soft_hyphen_bom_zw_alm.csv'],
+      ['می\u200Cخواهم 👩\u200D💻', 'می\u200Cخواهم 👩\u200D💻.csv'],
       ['c1\u0085\u009Fend', 'c1_end.csv'],
       ['Résumé 😀', 'Résumé 😀.csv'],
     ];
