@@ -11,3 +11,8 @@ export function moderationFromEnv(env: NodeJS.ProcessEnv = process.env): Moderat
   }
   return new LocalModeration(localRulesFromEnv(env));
 }
+
+/** Whether the operator gave the safety gate rules of their own (a hosted API or a blocklist). */
+export function moderationConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !!((env.MODERATION_API_URL && env.MODERATION_API_KEY) || env.MODERATION_BLOCKLIST || env.MODERATION_BLOCKLIST_FILE);
+}
