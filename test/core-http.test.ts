@@ -137,7 +137,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
 
   it('a store that answers with a promise (a networked store) limits the same way', async () => {
     const counts = new Map<string, number>();
-    store = { async hit(key: string) { counts.set(key, (counts.get(key) ?? 0) + 1); return { count: counts.get(key)!, resetAtMs: Date.now() + 60_000 }; }, undo() {} };
+    store = { async hit(key: string) { counts.set(key, (counts.get(key) ?? 0) + 1); return { count: counts.get(key)!, resetAtMs: Date.now() + 60_000 }; }, undo() {}, close() {} };
     try {
       const ok = await app.inject({ url: '/public' });
       expect(ok.statusCode).toBe(200);
@@ -149,7 +149,7 @@ describe('rate limiter outage (guard on a minimal app)', () => {
   });
 
   it('a store that throws: 503 SERVICE_UNAVAILABLE only where the route fails closed', async () => {
-    store = { async hit() { throw new Error('redis: connection refused'); }, undo() {} };
+    store = { async hit() { throw new Error('redis: connection refused'); }, undo() {}, close() {} };
     const closed = await app.inject({ method: 'POST', url: '/mcp', headers: bearer('good') });
     const err = errorOf(closed, 503, 'SERVICE_UNAVAILABLE');
     expect(err.message).not.toContain('redis');

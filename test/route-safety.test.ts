@@ -267,7 +267,7 @@ async function tenantRowCounts(): Promise<Record<string, number>> {
 
 beforeAll(async () => {
   // Budgets are the core tests' subject; here they would only turn many requests into 429s.
-  const unlimited: RateLimitStore = { async hit(_key, windowMs) { return { count: 0, resetAtMs: Date.now() + windowMs }; }, undo() {} };
+  const unlimited: RateLimitStore = { async hit(_key, windowMs) { return { count: 0, resetAtMs: Date.now() + windowMs }; }, undo() {}, close() {} };
   t.platform.rateLimitStore = unlimited;
   [A, B] = await Promise.all([safetyTenant('safety-a'), safetyTenant('safety-b')]);
 

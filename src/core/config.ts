@@ -16,6 +16,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** REDIS_URL: rate-limit counters and collaboration tickets shared by every node (redis:// or rediss://). */
+  redisUrl: string | null;
   /** Optional login of the platform_app role on DATABASE_URL's server (closes RESET ROLE to the owner). */
   databaseAppUrl: string | null;
   /** Port of the embedded PostgreSQL server (0 = pick a free one). */
@@ -68,6 +70,15 @@ function list(v: string | undefined): string[] | null {
   return v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+/** REDIS_URL, checked at start (a typo must not become a node that silently counts alone). */
+function redisUrl(v: string | undefined): string | null {
+  if (!v) return null;
+  let u: URL;
+  try { u = new URL(v); } catch { throw new Error('REDIS_URL must be a URL such as redis://host:6379 or rediss://user:password@host:6380/0'); }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error('REDIS_URL must start with redis:// or rediss://');
+  return v;
+}
+
 /** Reads the whole configuration from the environment once; everything else takes a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -81,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || null,
+    redisUrl: redisUrl(env.REDIS_URL),
     databaseAppUrl: env.DATABASE_APP_URL || null,
     embeddedPgPort: int(env.EMBEDDED_PG_PORT, 0),
     nodeEnv,

@@ -8,6 +8,7 @@ import type { EventBus } from './events.js';
 import type { RateLimitStore } from './rate-limit.js';
 import type { JobRunner } from './jobs.js';
 import { AppError } from './errors.js';
+import type { RedisConnection } from '../adapters/redis/client.js';
 
 /** Long-lived runtime shared by every request, job, CLI command and transport. */
 export interface Platform {
@@ -17,6 +18,8 @@ export interface Platform {
   credentials: CredentialResolver;
   box: SecretBox;
   rateLimitStore: RateLimitStore;
+  /** The shared Redis of a deployment of several nodes (REDIS_URL), null on one node: rate limits and tickets use it. */
+  redis: RedisConnection | null;
   events: EventBus;
   /** Durable background jobs; areas register handlers at start (platform.jobs.register). */
   jobs: JobRunner;

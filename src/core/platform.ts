@@ -10,7 +10,9 @@ import { migrate } from './db/migrate.js';
 import { SecretBox } from './crypto.js';
 import { TokenSigner } from './auth/jwt.js';
 import { CredentialResolver } from './auth/credentials.js';
-import { MemoryRateLimitStore } from './rate-limit.js';
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.js';
+import { connectRedis, type RedisConnection } from '../adapters/redis/client.js';
+import { RedisRateLimitStore } from '../adapters/redis/rate-limit-store.js';
 import { EventBus } from './events.js';
 import { JobRunner } from './jobs.js';
 
@@ -78,15 +80,19 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
     url = embedded.url;
   }
   let opened: Database | undefined;
+  let openedRedis: RedisConnection | null = null;
   try {
     await migrate(url, (m) => log.info({}, m));
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
     const db = opened = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
     const box = new SecretBox(encryptionKey(config));
     const signer = await TokenSigner.load(db, box);
-    const rateLimitStore = new MemoryRateLimitStore();
+    const redis = openedRedis = config.redisUrl
+      ? await connectRedis(config.redisUrl, (err) => log.warn({ err: err.message, component: 'redis' }, 'Redis connection error; reconnecting'))
+      : null;
+    const rateLimitStore: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
     const platform: Platform = {
-      config, db, box, signer, rateLimitStore, log,
+      config, db, box, signer, rateLimitStore, redis, log,
       credentials: new CredentialResolver(db, signer, config.credentialCacheTtlMs),
       events: new EventBus(),
       jobs: new JobRunner(db, { pollMs: config.jobPollMs, batch: 20, log: (o, m) => log.warn(o, m) }),
@@ -95,7 +101,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       platform,
       async close(opts = {}) {
         if (opts.force) {
-          rateLimitStore.close();
+          void Promise.resolve(rateLimitStore.close()).catch(() => {});
           void Promise.allSettled([platform.jobs.stop(), db.close()]);
           if (embedded) await embedded.stop();
           return;
@@ -103,13 +109,14 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
         await platform.events.settled(); // their writes (notifications, deliveries, jobs) land before the pools close
         await platform.jobs.stop();
         await platform.credentials.settled();
-        rateLimitStore.close();
+        await Promise.resolve(rateLimitStore.close()).catch(() => {});
         await db.close();
         if (embedded) await embedded.stop();
       },
     };
   } catch (err) {
     await opened?.close().catch(() => {});
+    await openedRedis?.close().catch(() => {});
     if (embedded) await embedded.stop();
     throw err;
   }

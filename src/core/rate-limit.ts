@@ -1,6 +1,6 @@
 export interface RateLimitHit { count: number; resetAtMs: number }
 
-/** Counter store behind the rate limiter; memory now, Redis (INCR + PEXPIRE) when REDIS_URL is added. */
+/** Counter store behind the rate limiter: memory on one node, Redis when REDIS_URL is set (adapters/redis). */
 export interface RateLimitStore {
   /**
    * Counts one hit for `key` in the current fixed window of `windowMs`; returns the count so far and when the window
@@ -10,6 +10,8 @@ export interface RateLimitStore {
   hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
   /** Takes one hit of the current window back (an attempt that turned out not to count, such as a right password). */
   undo(key: string, windowMs: number): void | Promise<void>;
+  /** Stops the store (timers, its connection). */
+  close(): void | Promise<void>;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {

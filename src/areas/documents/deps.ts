@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Platform } from '../../core/context.js';
 import { moderationFromEnv, type ModerationPort } from '../../adapters/moderation/index.js';
 import { blobStoreFromEnv, type BlobStore } from '../../adapters/blob/index.js';
-import { MemoryTicketStore, PgTicketStore, type TicketStore } from './tickets.js';
+import { MemoryTicketStore, PgTicketStore, RedisTicketStore, type TicketStore } from './tickets.js';
 
 /** Outside services and secrets of the documents area, one set per running platform. */
 export interface DocumentsDeps {
@@ -26,7 +26,8 @@ export function documentsDeps(platform: Platform): DocumentsDeps {
       moderation: moderationFromEnv(process.env),
       blobs: blobStoreFromEnv(platform.config.dataDir, process.env),
       urlSecret: createHmac('sha256', platform.box.derive('documents.signed-url')).update('v1').digest(),
-      tickets: process.env.COLLAB_TICKET_STORE === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
+      tickets: platform.redis ? new RedisTicketStore(platform.redis)
+        : process.env.COLLAB_TICKET_STORE === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
     };
     byPlatform.set(platform, d);
   }

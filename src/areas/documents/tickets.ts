@@ -1,4 +1,6 @@
 import type { Database } from '../../core/db/database.js';
+import type { RedisConnection } from '../../adapters/redis/client.js';
+import { AppError } from '../../core/errors.js';
 import { randomHex, sha256Hex } from '../../core/crypto.js';
 
 export const TICKET_TTL_SECONDS = 60;
@@ -8,7 +10,7 @@ export interface TicketClaims { orgId: string; userId: string; sessionId: string
 
 /**
  * Single-use, 60-second collaboration tickets (spec 4.5, 8). `take` is atomic: of two concurrent
- * redemptions exactly one gets the claims. A Redis implementation (GETDEL) can replace the default.
+ * redemptions exactly one gets the claims. PostgreSQL by default, Redis (GETDEL) with REDIS_URL.
  */
 export interface TicketStore {
   issue(claims: TicketClaims, ttlSeconds?: number): Promise<{ ticket: string; expiresInSeconds: number }>;
@@ -56,5 +58,24 @@ export class MemoryTicketStore implements TicketStore {
     const hit = this.tickets.get(key);
     this.tickets.delete(key);
     return hit && hit.until > Date.now() ? hit.claims : null;
+  }
+}
+
+const storeDown = (): never => { throw new AppError('SERVICE_UNAVAILABLE', 'The ticket store (Redis) is unavailable; retry shortly'); };
+
+/** REDIS_URL: tickets in the deployment's Redis, by hash, expiring with their lifetime; GETDEL spends one atomically. */
+export class RedisTicketStore implements TicketStore {
+  constructor(private readonly redis: RedisConnection, private readonly prefix = 'platform:collab-ticket:') {}
+
+  async issue(claims: TicketClaims, ttlSeconds = TICKET_TTL_SECONDS) {
+    const ticket = randomHex(32);
+    await this.redis.setPx(this.prefix + sha256Hex(ticket), JSON.stringify(claims), ttlSeconds * 1000).catch(storeDown);
+    return { ticket, expiresInSeconds: ttlSeconds };
+  }
+
+  async take(ticket: string) {
+    if (!TICKET_RE.test(ticket)) return null;
+    const raw = await this.redis.getDel(this.prefix + sha256Hex(ticket)).catch(storeDown);
+    return raw === null ? null : (JSON.parse(raw) as TicketClaims);
   }
 }

@@ -51,7 +51,7 @@ describe('MCP transport rules', () => {
   it('503 SERVICE_UNAVAILABLE when the rate limiter store fails (fail closed)', async () => {
     const key = await owner.apiKey(['mcp:*']);
     const real = t.platform.rateLimitStore;
-    const broken: RateLimitStore = { async hit() { throw new Error('limiter store down'); }, undo() {} };
+    const broken: RateLimitStore = { async hit() { throw new Error('limiter store down'); }, undo() {}, close() {} };
     t.platform.rateLimitStore = broken;
     try {
       const res = await ping(bearer(key));

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, type RedisConnection } from './client.js';
+import { RedisRateLimitStore } from './rate-limit-store.js';
+import { RedisTicketStore } from '../../areas/documents/tickets.js';
+import { startRedisServer } from './test-server.js';
+
+let srv: Awaited<ReturnType<typeof startRedisServer>>;
+let nodeA: RedisConnection;
+let nodeB: RedisConnection;
+
+beforeAll(async () => {
+  srv = await startRedisServer();
+  nodeA = await connectRedis(srv.url, () => {});
+  nodeB = await connectRedis(srv.url, () => {});
+});
+afterAll(async () => { await nodeA.close(); await nodeB.close(); await srv.close(); });
+
+describe('Redis rate-limit store (REDIS_URL)', () => {
+  it('two nodes count in one fixed window; the key expires a second after it; undo takes a hit back', async () => {
+    const a = new RedisRateLimitStore(nodeA);
+    const b = new RedisRateLimitStore(nodeB);
+    const first = await a.hit('GET /v1/me|key:1', 60_000);
+    expect(first.count).toBe(1);
+    expect(first.resetAtMs % 60_000).toBe(0);
+    expect((await b.hit('GET /v1/me|key:1', 60_000)).count).toBe(2);
+    expect((await a.hit('GET /v1/me|key:1', 60_000)).count).toBe(3);
+    await b.undo('GET /v1/me|key:1', 60_000);
+    expect((await a.hit('GET /v1/me|key:1', 60_000)).count).toBe(3);
+    expect((await a.hit('GET /v1/me|key:2', 60_000)).count).toBe(1);
+    const [key, entry] = [...srv.data.entries()].find(([k]) => k.endsWith('|key:1'))!;
+    expect(key.startsWith('platform:rl:60000:')).toBe(true);
+    expect(entry.expiresAt).toBe(first.resetAtMs + 1_000);
+  });
+
+  it('a Redis that hangs fails the hit within a second (the limiter then lets the request through or answers 503)', async () => {
+    const store = new RedisRateLimitStore(nodeA);
+    srv.pause();
+    const started = Date.now();
+    try {
+      await expect(store.hit('k', 60_000)).rejects.toThrow(/timed out/);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally { srv.resume(); }
+    // The connection that lost a reply was replaced: the next command gets its own answer.
+    let next: number | undefined;
+    for (let i = 0; i < 50 && next === undefined; i++) next = await store.hit('after-the-hang', 60_000).then((r) => r.count, () => undefined) ?? (await new Promise((r) => setTimeout(r, 50)), undefined);
+    expect(next).toBe(1);
+  });
+});
+
+describe('Redis ticket store (REDIS_URL)', () => {
+  it('a ticket issued on one node is taken once on another; unknown, malformed and expired tickets are null', async () => {
+    const a = new RedisTicketStore(nodeA);
+    const b = new RedisTicketStore(nodeB);
+    const claims = { orgId: 'o', userId: 'u', sessionId: 's', apiKeyId: null, scope: null };
+    const { ticket, expiresInSeconds } = await a.issue(claims);
+    expect(ticket).toMatch(/^[0-9a-f]{64}$/);
+    expect(expiresInSeconds).toBe(60);
+    expect([...srv.data.keys()].some((k) => k.includes(ticket))).toBe(false); // only its hash is kept
+    const [took, again] = await Promise.all([b.take(ticket), a.take(ticket)]);
+    expect([took, again].filter(Boolean)).toEqual([claims]);
+    expect(await b.take('f'.repeat(64))).toBeNull();
+    expect(await b.take('not-a-ticket')).toBeNull();
+    const short = await a.issue(claims, 0.05);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await b.take(short.ticket)).toBeNull();
+  });
+
+  it('a Redis that is gone is 503 SERVICE_UNAVAILABLE, not a refused or a lost ticket', async () => {
+    const gone = await startRedisServer();
+    const conn = await connectRedis(gone.url, () => {});
+    const store = new RedisTicketStore(conn);
+    await gone.close();
+    await expect(store.issue({ orgId: 'o', userId: 'u', sessionId: null, apiKeyId: null, scope: null })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(store.take('a'.repeat(64))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await conn.close().catch(() => {});
+  });
+});
