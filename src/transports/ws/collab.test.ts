@@ -277,12 +277,22 @@ describe('collaboration', () => {
     for (let i = 0; i < 3; i++) junk.insert(0, 'j'.repeat(12 * MIB)); // 36 MiB in three updates of 12
     expect(await closed).toBe(1009);
     c1.provider.destroy();
+    // A writer connecting to a document near the limit is not refused (its state request changes nothing), and an
+    // edit that shrinks the state is applied.
     const c2 = connect(base, id, { ticket: await ticket(a) });
     await until(() => c2.provider.synced, 15_000);
     expect(c2.doc.getText('junk').length).toBe(24 * MIB); // the third update was refused
     expect(c2.text.toString()).toBe('tiny');
+    c2.doc.getText('junk').delete(0, 24 * MIB);
+    c2.text.insert(4, '!');
+    await until(async () => ((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string) === 'tiny!', 15_000);
+    expect(c2.provider.wsconnected).toBe(true);
     c2.provider.destroy();
-  }, 60_000);
+    const c3 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c3.provider.synced && c3.text.toString() === 'tiny!', 15_000);
+    expect(c3.doc.getText('junk').length).toBe(0);
+    c3.provider.destroy();
+  }, 90_000);
 
   it('deleting the document closes its sockets', async () => {
     const id = await newDoc(a, 'gone soon');
