@@ -15,8 +15,11 @@ import { DOCUMENT_BODY_LIMIT } from '../../areas/documents/documents.schemas.js'
 
 /** A body that is not JSON: answered with JSON-RPC -32700 in HTTP 200, not with the REST 400. */
 class ParseFailure { constructor(readonly reason: string) {} }
-/** Valid JSON holding a `__proto__` or `constructor.prototype` key: refused, but the request's id is known. */
-class ForbiddenKey { constructor(readonly id: string | number | null, readonly reason: string) {} }
+/**
+ * Valid JSON holding a `__proto__` or `constructor.prototype` key: the message (parsed plainly, never merged into
+ * anything) goes through the usual checks, and a request is then refused with -32602 and its id.
+ */
+class ForbiddenKey { constructor(readonly message: unknown, readonly reason: string) {} }
 
 export const MCP_PATH = '/v1/mcp';
 export const METADATA_PATH = '/.well-known/oauth-protected-resource/v1/mcp';
@@ -127,9 +130,9 @@ export default async function mcpTransport(app: FastifyInstance) {
     } catch (err) {
       // secure-json-parse also refuses valid JSON (prototype keys): that is bad params of a request whose id the
       // client must get back, not a parse error (REST answers it 400 VALIDATION_ERROR, not INVALID_JSON).
-      let id: unknown;
-      try { id = (JSON.parse(text) as { id?: unknown } | null)?.id; } catch { return done(null, new ParseFailure((err as Error).message)); }
-      done(null, new ForbiddenKey(typeof id === 'string' || typeof id === 'number' ? id : null, (err as Error).message));
+      let message: unknown;
+      try { message = JSON.parse(text); } catch { return done(null, new ParseFailure((err as Error).message)); }
+      done(null, new ForbiddenKey(message, (err as Error).message));
     }
   });
 
@@ -191,10 +194,8 @@ export default async function mcpTransport(app: FastifyInstance) {
     if (req.body instanceof ParseFailure || req.body === undefined) {
       return send(reply, 200, rpcError(null, RPC.PARSE_ERROR, `Parse error: ${req.body instanceof ParseFailure ? req.body.reason : 'empty body'}`), mode);
     }
-    if (req.body instanceof ForbiddenKey) {
-      return send(reply, 200, rpcError(req.body.id, RPC.INVALID_PARAMS, `Invalid params: ${req.body.reason} ("__proto__" and "constructor.prototype" keys are refused)`), mode);
-    }
-    const msg = classify(req.body);
+    const forbidden = req.body instanceof ForbiddenKey ? req.body : null;
+    const msg = classify(forbidden ? forbidden.message : req.body);
     const isInitialize = msg.kind === 'request' && msg.msg.method === 'initialize';
     const id = msg.kind === 'request' ? msg.msg.id : null;
 
@@ -217,6 +218,9 @@ export default async function mcpTransport(app: FastifyInstance) {
 
     if (msg.kind === 'invalid') return send(reply, 200, rpcError(msg.id, msg.error.code, msg.error.message), mode);
     if (msg.kind === 'notification' || msg.kind === 'response') return reply.code(202).send();
+    if (forbidden) {
+      return send(reply, 200, rpcError(msg.msg.id, RPC.INVALID_PARAMS, `Invalid params: ${forbidden.reason} ("__proto__" and "constructor.prototype" keys are refused)`), mode);
+    }
 
     const response: JsonRpcResponse = await dispatcher.handle(req.ctx, msg.msg, {
       log: req.log,

@@ -57,6 +57,10 @@ describe('JSON-RPC error codes (all inside HTTP 200)', () => {
     const ctor = await post('{"jsonrpc":"2.0","id":"c1","method":"ping","params":{"constructor":{"prototype":{"x":1}}}}', { raw: true });
     expect(rpcErr(ctor, -32602).message).toMatch(/^Invalid params: /);
     expect(ctor.json().id).toBe('c1');
+    // Otherwise the usual checks: a batch or a malformed message is -32600, a notification 202.
+    rpcErr(await post('[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"__proto__":{}}}]', { raw: true }), -32600);
+    rpcErr(await post('{"jsonrpc":"1.0","id":1,"method":"ping","params":{"__proto__":{}}}', { raw: true }), -32600);
+    expect((await post('{"jsonrpc":"2.0","method":"notifications/x","params":{"__proto__":{}}}', { raw: true })).statusCode).toBe(202);
   });
 
   it('-32600 for malformed messages and for batches (MCP 2025-11-25 has no batching)', async () => {
