@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from './errors.js';
-import { nonBlankText } from './text.js';
+import { nonBlankText, safeFilename } from './text.js';
 
 describe('nonBlankText', () => {
   it('trims, and refuses a value with nothing visible: blank, or only zero-width, joiner or bidi characters', () => {
@@ -22,5 +22,15 @@ describe('nonBlankText', () => {
     }
     expect(nonBlankText('\u05E9\u05DC\u05D5\u05DD 2027', 'name')).toBe('\u05E9\u05DC\u05D5\u05DD 2027');
     expect(nonBlankText('\u0645\u0634\u0631\u0648\u0639\u200F A', 'name')).toBe('\u0645\u0634\u0631\u0648\u0639\u200F A');
+  });
+});
+
+describe('safeFilename', () => {
+  it('replaces unsafe runs with _, keeps joiners inside words, falls back when nothing visible is left', () => {
+    expect(safeFilename('a/b:c\u202Ed', 'x')).toBe('a_b_c_d');
+    expect(safeFilename('می\u200Cخواهم', 'x')).toBe('می\u200Cخواهم');
+    expect(safeFilename('\u200C', 'sheet')).toBe('sheet');
+    expect(safeFilename(' \u200D\u200C ', 'sheet')).toBe('sheet');
+    expect(safeFilename('   ', 'document')).toBe('document');
   });
 });

@@ -96,5 +96,7 @@ const UNSAFE_FILENAME = /(?:[\\/:*?"<>|\p{Cc}\p{Cs}\p{Zl}\p{Zp}]|(?![\u200C\u200
 
 /** A name (a title, a client's choice) as a download's file name: each unsafe run one "_", trimmed; `fallback` when nothing is left. */
 export function safeFilename(name: string, fallback: string): string {
-  return name.replace(UNSAFE_FILENAME, '_').trim() || fallback;
+  const safe = name.replace(UNSAFE_FILENAME, '_').trim();
+  // Joiners alone would make a name nobody sees.
+  return /[^\s\u200C\u200D]/u.test(safe) ? safe : fallback;
 }

@@ -68,14 +68,14 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     const res = await this.send('PUT', key, data, { 'content-type': contentType });
-    await res.body?.cancel();
+    await res.body?.cancel().catch(() => {});
     if (!res.ok) throw unavailable(`refused to store the file (S3 answered ${res.status})`);
   }
 
   async get(key: string): Promise<BlobObject | null> {
     const res = await this.send('GET', key);
-    if (res.status === 404) { await res.body?.cancel(); return null; }
-    if (!res.ok || !res.body) { await res.body?.cancel(); throw unavailable(`could not read the file (S3 answered ${res.status})`); }
+    if (res.status === 404) { await res.body?.cancel().catch(() => {}); return null; }
+    if (!res.ok || !res.body) { await res.body?.cancel().catch(() => {}); throw unavailable(`could not read the file (S3 answered ${res.status})`); }
     return {
       body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
       size: Number(res.headers.get('content-length') ?? 0),
@@ -85,7 +85,7 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     const res = await this.send('DELETE', key);
-    await res.body?.cancel();
+    await res.body?.cancel().catch(() => {});
     if (!res.ok && res.status !== 404) throw unavailable(`could not delete the file (S3 answered ${res.status})`);
   }
 }
