@@ -30,9 +30,6 @@ export const alertRulesRepo = {
   enabledFor: (sql: Sql, orgId: string, eventType: string) =>
     sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules r WHERE r.org_id = $1 AND r.event_type IN ($2, '*') AND r.is_enabled
       AND EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = r.org_id AND m.user_id = r.created_by) ORDER BY r.id`, [orgId, eventType]),
-  /** Whether the user is a member of the organization. */
-  isMember: async (sql: Sql, orgId: string, userId: string) =>
-    !!(await sql.one(`SELECT 1 FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId])),
 
   deliveries: (sql: Sql, orgId: string, ruleId: string, page: { limit: number; offset: number }) =>
     sql.query<Record<string, unknown> & { total: number }>(`SELECT ${DELIVERY_COLS}, count(*) OVER ()::int AS total FROM alert_deliveries
@@ -46,7 +43,10 @@ export const alertRulesRepo = {
   delivery: (sql: Sql, orgId: string, id: string) =>
     sql.one<{ id: string; alert_rule_id: string; channel: string; status: string; event: Record<string, unknown> }>(
       `SELECT id, alert_rule_id, channel, status, event FROM alert_deliveries WHERE org_id = $1 AND id = $2`, [orgId, id]),
-  /** The e-mail address of a user (a rule's creator) and whether their account is active; undefined when there is none. */
+  /**
+   * The e-mail address of a user (a rule's creator) and whether their account is active; undefined when there is none.
+   * Only the columns the application role may read on a tenant connection (accountsRepo.userById reads them all).
+   */
   userContact: (sql: Sql, userId: string) =>
     sql.one<{ email: string; is_active: boolean }>(`SELECT email, is_active FROM users WHERE id = $1`, [userId]),
   /** Records one attempt and moves the delivery to its new status, in one statement. */

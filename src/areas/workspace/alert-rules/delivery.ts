@@ -1,3 +1,4 @@
+import { accountsRepo } from '../../accounts/accounts.repo.js';
 import type { Platform } from '../../../core/context.js';
 import type { Job } from '../../../core/jobs.js';
 import type { PlatformEvent } from '../../../core/events.js';
@@ -33,7 +34,7 @@ export function deliveryHandler(platform: Platform) {
       if (!rule) throw new PermanentFailure('The alert rule no longer exists');
       // Queued while its creator was a member, delivered after the removal: the events are no longer theirs to get.
       const creator = rule.created_by;
-      if (!creator || !(await db.tenant(orgId, (sql) => alertRulesRepo.isMember(sql, orgId, creator)))) {
+      if (!creator || !(await db.tenant(orgId, (sql) => accountsRepo.membership(sql, orgId, creator)))) {
         throw new PermanentFailure('The rule\'s creator is no longer a member of the organization');
       }
       if (d.channel === 'in_app') {

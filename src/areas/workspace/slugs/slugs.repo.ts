@@ -1,9 +1,6 @@
 import type { Sql } from '../../../core/db/database.js';
 
 export const slugsRepo = {
-  /** Whether any organization (deleted ones too) has the slug; `sql` must be the owner connection (slugs are global). */
-  orgSlugTaken: async (sql: Sql, slug: string) =>
-    !!(await sql.one(`SELECT 1 FROM organizations WHERE slug = $1`, [slug])),
   /** Whether a project of the organization has the slug. */
   projectSlugTaken: async (sql: Sql, orgId: string, slug: string) =>
     !!(await sql.one(`SELECT 1 FROM projects WHERE org_id = $1 AND slug = $2`, [orgId, slug])),

@@ -1,6 +1,7 @@
 import { actor, type ServiceContext } from '../../../core/context.js';
 import { slugProblem } from '../../../core/slugs.js';
 import { slugsRepo } from './slugs.repo.js';
+import { accountsRepo } from '../../accounts/accounts.repo.js';
 
 export type SlugKind = 'org' | 'project' | 'package';
 export type SlugReason = 'taken' | 'reserved' | 'invalid_format' | 'uuid_shaped' | 'error';
@@ -29,7 +30,7 @@ async function isTaken(ctx: ServiceContext, orgId: string, kind: SlugKind, slug:
   switch (kind) {
     case 'org':
       // Global across organizations (and kept by deleted ones), so it needs the owner connection.
-      return slugsRepo.orgSlugTaken(db.sys, slug);
+      return accountsRepo.slugTaken(db.sys, slug);
     case 'project':
       return db.tenant(orgId, (sql) => slugsRepo.projectSlugTaken(sql, orgId, slug));
     case 'package': {
