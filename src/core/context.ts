@@ -9,6 +9,7 @@ import type { RateLimitStore } from './rate-limit.js';
 import type { JobRunner } from './jobs.js';
 import { AppError } from './errors.js';
 import type { RedisConnection } from '../adapters/redis/client.js';
+import type { Fanout } from './fanout.js';
 
 /** Long-lived runtime shared by every request, job, CLI command and transport. */
 export interface Platform {
@@ -20,6 +21,8 @@ export interface Platform {
   rateLimitStore: RateLimitStore;
   /** The shared Redis of a deployment of several nodes (REDIS_URL), null on one node: rate limits and tickets use it. */
   redis: RedisConnection | null;
+  /** Messages to the other nodes for what sockets hold in memory (collaboration rooms, sheet sockets): Redis or none. */
+  fanout: Fanout;
   events: EventBus;
   /** Durable background jobs; areas register handlers at start (platform.jobs.register). */
   jobs: JobRunner;

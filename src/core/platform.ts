@@ -13,6 +13,8 @@ import { CredentialResolver } from './auth/credentials.js';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.js';
 import { connectRedis, type RedisConnection } from '../adapters/redis/client.js';
 import { RedisRateLimitStore } from '../adapters/redis/rate-limit-store.js';
+import { connectRedisFanout } from '../adapters/redis/fanout.js';
+import { LocalFanout, type Fanout } from './fanout.js';
 import { EventBus } from './events.js';
 import { JobRunner } from './jobs.js';
 
@@ -91,8 +93,11 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       ? await connectRedis(config.redisUrl, (err) => log.warn({ err: err.message, component: 'redis' }, 'Redis connection error; reconnecting'))
       : null;
     const rateLimitStore: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
+    const fanout: Fanout = redis
+      ? await connectRedisFanout(config.redisUrl!, redis, (err, what) => log.warn({ err: err.message, component: 'redis' }, what))
+      : new LocalFanout();
     const platform: Platform = {
-      config, db, box, signer, rateLimitStore, redis, log,
+      config, db, box, signer, rateLimitStore, redis, fanout, log,
       credentials: new CredentialResolver(db, signer, config.credentialCacheTtlMs),
       events: new EventBus(),
       jobs: new JobRunner(db, { pollMs: config.jobPollMs, batch: 20, log: (o, m) => log.warn(o, m) }),
@@ -101,6 +106,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       platform,
       async close(opts = {}) {
         if (opts.force) {
+          void fanout.close().catch(() => {});
           void Promise.resolve(rateLimitStore.close()).catch(() => {});
           void Promise.allSettled([platform.jobs.stop(), db.close()]);
           if (embedded) await embedded.stop();
@@ -109,6 +115,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
         await platform.events.settled(); // their writes (notifications, deliveries, jobs) land before the pools close
         await platform.jobs.stop();
         await platform.credentials.settled();
+        await fanout.close().catch(() => {});
         await Promise.resolve(rateLimitStore.close()).catch(() => {});
         await db.close();
         if (embedded) await embedded.stop();

@@ -10,7 +10,23 @@ export interface RedisConnection {
   setPx(key: string, value: string, ttlMs: number): Promise<void>;
   /** GETDEL (Redis 6.2+): the value, removed in the same step; null when there was none. */
   getDel(key: string): Promise<string | null>;
+  /** PUBLISH a message (bytes) on a channel. */
+  publish(channel: string, message: Buffer): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A node-redis client for REDIS_URL (RESP2): reconnects by itself (backoff up to 2 s) and, while disconnected, fails
+ * commands at once instead of queueing them.
+ */
+export function redisClient(url: string, onError: (err: Error) => void) {
+  const c = createClient({
+    url, RESP: 2, disableOfflineQueue: true,
+    socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2_000) },
+  });
+  // Without a listener an error event would end the process; the client reconnects by itself.
+  c.on('error', onError);
+  return c;
 }
 
 /** How long a command may take before it counts as failed: a Redis that is down must not hold requests. */
@@ -24,15 +40,7 @@ const COMMAND_TIMEOUT_MS = 1_000;
  * one whose reply is lost would hand every later command an earlier one's reply.
  */
 export async function connectRedis(url: string, onError: (err: Error) => void): Promise<RedisConnection> {
-  const open = () => {
-    const c = createClient({
-      url, RESP: 2, disableOfflineQueue: true,
-      socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2_000) },
-    });
-    // Without a listener an error event would end the process; the client reconnects by itself.
-    c.on('error', onError);
-    return c;
-  };
+  const open = () => redisClient(url, onError);
   let client = open();
   await client.connect();
   let closed = false;
@@ -65,6 +73,9 @@ export async function connectRedis(url: string, onError: (err: Error) => void): 
     async getDel(key) {
       const v = await timed(() => client.getDel(key), 'GETDEL');
       return v === null ? null : String(v);
+    },
+    async publish(channel, message) {
+      await timed(() => client.publish(channel, message), 'PUBLISH');
     },
     async close() {
       closed = true;

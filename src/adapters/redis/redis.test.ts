@@ -3,6 +3,7 @@ import { connectRedis, type RedisConnection } from './client.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
 import { RedisTicketStore } from '../../areas/documents/tickets.js';
 import { startRedisServer } from './test-server.js';
+import { connectRedisFanout } from './fanout.js';
 
 let srv: Awaited<ReturnType<typeof startRedisServer>>;
 let nodeA: RedisConnection;
@@ -75,3 +76,52 @@ describe('Redis ticket store (REDIS_URL)', () => {
     await conn.close().catch(() => {});
   });
 });
+
+describe('Redis fan-out (REDIS_URL)', () => {
+  it('another node hears a channel\'s messages byte for byte, in order; the publisher does not hear itself; unsubscribed hears nothing', async () => {
+    const a = await connectRedisFanout(srv.url, nodeA, () => {});
+    const b = await connectRedisFanout(srv.url, nodeB, () => {});
+    try {
+      const heardByA: number[][] = [];
+      const heardByB: number[][] = [];
+      const stopA = a.subscribe('doc-1', { message: (m) => heardByA.push([...m]), resync() {} });
+      const stopB = b.subscribe('doc-1', { message: (m) => heardByB.push([...m]), resync() {} });
+      b.subscribe('doc-2', { message: () => heardByB.push([-1]), resync() {} });
+      await new Promise((r) => setTimeout(r, 50)); // the SUBSCRIBE commands are answered
+      const binary = Uint8Array.of(0, 13, 10, 255, 36, 42);
+      a.publish('doc-1', binary);
+      a.publish('doc-1', Uint8Array.of(1));
+      await until(() => heardByB.length === 2);
+      expect(heardByB).toEqual([[...binary], [1]]);
+      expect(heardByA).toEqual([]);
+      expect([...srv.data.keys()]).not.toContain('platform:fanout:doc-1'); // channels, not keys
+      stopB();
+      await new Promise((r) => setTimeout(r, 50));
+      a.publish('doc-1', Uint8Array.of(2));
+      b.publish('doc-1', Uint8Array.of(3));
+      await until(() => heardByA.length === 1);
+      expect(heardByA).toEqual([[3]]);
+      expect(heardByB).toHaveLength(2);
+      stopA();
+    } finally { await a.close(); await b.close(); }
+  });
+
+  it('after the connection to Redis is lost and back, every subscriber is told to resync', async () => {
+    const a = await connectRedisFanout(srv.url, nodeA, () => {});
+    try {
+      let resyncs = 0;
+      a.subscribe('doc-3', { message() {}, resync: () => { resyncs++; } });
+      await new Promise((r) => setTimeout(r, 50));
+      srv.dropConnections();
+      await until(() => resyncs >= 1, 5_000);
+    } finally { await a.close(); }
+  });
+});
+
+async function until(cond: () => boolean, ms = 3_000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,15 +1,19 @@
 import net from 'node:net';
 
-type Reply = string | number | null | Reply[] | { error: string };
+type Reply = string | Buffer | number | null | Reply[] | { error: string };
 
 /**
  * A local server speaking the Redis protocol (RESP2) for tests, with the commands the platform's client sends:
- * CLIENT, PING, SELECT, AUTH, QUIT, GET, SET (PX/EX/NX), GETDEL, DEL, INCR, DECR, PEXPIREAT, PEXPIRE, PTTL, MULTI and
- * EXEC. Keys expire as Redis expires them. `pause()` stops answering (a Redis that hangs); `close()` ends it.
+ * CLIENT, PING, SELECT, AUTH, QUIT, GET, SET (PX/EX/NX), GETDEL, DEL, INCR, DECR, PEXPIREAT, PEXPIRE, PTTL, MULTI,
+ * EXEC, and pub/sub's PUBLISH, SUBSCRIBE and UNSUBSCRIBE (messages are bytes). Keys expire as Redis expires them.
+ * `pause()` stops answering (a Redis that hangs); `dropConnections()` cuts every client off; `close()` ends it.
  */
 export async function startRedisServer() {
   const data = new Map<string, { value: string; expiresAt: number | null }>();
   const sockets = new Set<net.Socket>();
+  /** Subscribed sockets by channel (pub/sub). */
+  const subscribers = new Map<string, Set<net.Socket>>();
+  const channelsOf = (socket: net.Socket) => [...subscribers].filter(([, subs]) => subs.has(socket)).map(([c]) => c);
   const state = { paused: false, commands: [] as string[][] };
   const live = (k: string) => {
     const e = data.get(k);
@@ -51,34 +55,35 @@ export async function startRedisServer() {
       default: return { error: `ERR unknown command '${a[0]}'` };
     }
   };
-  const encode = (r: Reply): string => {
-    if (r === null) return '$-1\r\n';
-    if (typeof r === 'number') return `:${r}\r\n`;
-    if (Array.isArray(r)) return `*${r.length}\r\n${r.map(encode).join('')}`;
-    if (typeof r === 'object') return `-${r.error}\r\n`;
-    if (r === 'OK' || r === 'PONG' || r === 'QUEUED') return `+${r}\r\n`;
-    return `$${Buffer.byteLength(r)}\r\n${r}\r\n`;
+  const encode = (r: Reply): Buffer => {
+    if (r === null) return Buffer.from('$-1\r\n');
+    if (typeof r === 'number') return Buffer.from(`:${r}\r\n`);
+    if (Array.isArray(r)) return Buffer.concat([Buffer.from(`*${r.length}\r\n`), ...r.map(encode)]);
+    if (Buffer.isBuffer(r)) return Buffer.concat([Buffer.from(`$${r.length}\r\n`), r, Buffer.from('\r\n')]);
+    if (typeof r === 'object') return Buffer.from(`-${r.error}\r\n`);
+    if (r === 'OK' || r === 'PONG' || r === 'QUEUED') return Buffer.from(`+${r}\r\n`);
+    return encode(Buffer.from(r));
   };
-  /** Reads one command (an array of bulk strings) from the front of `buf`; null until it has all of it. */
-  const parse = (buf: Buffer): { args: string[]; rest: Buffer } | null => {
+  /** Reads one command (an array of bulk strings, as bytes) from the front of `buf`; null until it has all of it. */
+  const parse = (buf: Buffer): { args: Buffer[]; rest: Buffer } | null => {
     let p = 0;
     const line = () => { const i = buf.indexOf('\r\n', p); if (i < 0) return null; const l = buf.toString('utf8', p, i); p = i + 2; return l; };
     const head = line();
     if (head === null) return null;
-    const args: string[] = [];
+    const args: Buffer[] = [];
     for (let n = Number(head.slice(1)); n > 0; n--) {
       const len = line();
       if (len === null) return null;
       const size = Number(len.slice(1));
       if (buf.length < p + size + 2) return null;
-      args.push(buf.toString('utf8', p, p + size));
+      args.push(Buffer.from(buf.subarray(p, p + size)));
       p += size + 2;
     }
     return { args, rest: buf.subarray(p) };
   };
   const server = net.createServer((socket) => {
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => { sockets.delete(socket); for (const subs of subscribers.values()) subs.delete(socket); });
     socket.on('error', () => {});
     let buf = Buffer.alloc(0);
     let queued: string[][] | null = null;
@@ -87,12 +92,29 @@ export async function startRedisServer() {
       for (let cmd = parse(buf); cmd; cmd = parse(buf)) {
         buf = Buffer.from(cmd.rest);
         if (state.paused) continue;
-        state.commands.push(cmd.args);
-        const name = cmd.args[0].toUpperCase();
+        const args = cmd.args.map((a) => a.toString('utf8'));
+        state.commands.push(args);
+        const name = args[0].toUpperCase();
         if (name === 'MULTI') { queued = []; socket.write(encode('OK')); continue; }
         if (name === 'EXEC') { const replies = (queued ?? []).map(run); queued = null; socket.write(encode(replies)); continue; }
-        if (queued) { queued.push(cmd.args); socket.write(encode('QUEUED')); continue; }
-        socket.write(encode(run(cmd.args)));
+        if (queued) { queued.push(args); socket.write(encode('QUEUED')); continue; }
+        if (name === 'PUBLISH') {
+          const subs = [...(subscribers.get(args[1]) ?? [])];
+          for (const s of subs) s.write(encode(['message', args[1], cmd.args[2]]));
+          socket.write(encode(subs.length));
+          continue;
+        }
+        if (name === 'SUBSCRIBE' || name === 'UNSUBSCRIBE') {
+          const named = args.slice(1);
+          for (const c of name === 'UNSUBSCRIBE' && named.length === 0 ? channelsOf(socket) : named) {
+            const subs = subscribers.get(c) ?? new Set<net.Socket>();
+            subscribers.set(c, subs);
+            if (name === 'SUBSCRIBE') subs.add(socket); else subs.delete(socket);
+            socket.write(encode([name.toLowerCase(), c, channelsOf(socket).length]));
+          }
+          continue;
+        }
+        socket.write(encode(run(args)));
       }
     });
   });
@@ -103,6 +125,8 @@ export async function startRedisServer() {
     /** Stops answering commands (they are read and dropped): a Redis that hangs. */
     pause() { state.paused = true; },
     resume() { state.paused = false; },
+    /** Closes every client connection (a network cut); clients reconnect by themselves. */
+    dropConnections() { for (const s of sockets) s.destroy(); },
     close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
   };
 }

@@ -12,6 +12,7 @@ import { INDEX_JOB } from './documents.service.js';
 import { validateDeck } from './sheet-model.js';
 import { documentContent, documentKind } from './documents.repo.js';
 import * as repo from './collab.repo.js';
+import { collabChannel, syncUpdateMessage } from './collab-messages.js';
 
 function isValidDeck(content: string): boolean {
   try { validateDeck(content); return true; } catch { return false; }
@@ -189,7 +190,7 @@ export const roomKey = (orgId: string, documentId: string) => `${orgId}:${docume
 /**
  * A REST write of `content` continues the collaborative history instead of forking it: the text is
  * replaced inside the CRDT (in the live room when one is open here, which persists and broadcasts it;
- * else appended to the stored updates). Documents never edited live have no CRDT state to update.
+ * else appended to the stored updates and sent to the rooms of other nodes). Documents never edited live have no CRDT state to update.
  */
 export async function replaceContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
   const open = liveDocs(platform).get(roomKey(orgId, documentId));
@@ -206,5 +207,8 @@ export async function replaceContent(platform: Platform, orgId: string, document
   const before = Y.encodeStateVector(doc);
   apply(doc);
   const update = Y.encodeStateAsUpdate(doc, before);
-  if (update.length > 2) await appendUpdate(platform, orgId, documentId, update);
+  if (update.length <= 2) return;
+  await appendUpdate(platform, orgId, documentId, update);
+  // Rooms open on other nodes (REDIS_URL) relay it to their sockets, as a room here would have.
+  platform.fanout.publish(collabChannel(orgId, documentId), syncUpdateMessage(update));
 }

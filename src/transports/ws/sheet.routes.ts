@@ -12,6 +12,11 @@ declare module 'fastify' {
   interface FastifyRequest { sheetSession?: sheets.SheetSession; sheetSince?: number }
 }
 
+/** What the sheet sockets of one sheet hear, on this node and (REDIS_URL) on the others. */
+type SheetNews = { t: 'cell'; cell: Record<string, unknown> } | { t: 'refresh' } | { t: 'deleted' };
+/** The fan-out channel of a sheet's sockets (key: `<org>:<document>`). */
+const sheetChannel = (key: string) => `sheet:${key}`;
+
 const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), documentId: Type.Optional(Type.String({ maxLength: 64 })) });
 
 /**
@@ -29,19 +34,32 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook) => {
     send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display: wb.sheets.map(displayedValues) });
   };
-  // As the collaboration sockets: a deleted sheet closes its sockets (4404, clients stop reconnecting), and a REST
-  // write of the sheet sends every socket of it the new snapshot (the grid would otherwise show the old workbook).
-  const unsubscribe = app.platform.events.subscribe(async (e) => {
-    const peers = e.orgId ? sockets.get(`${e.orgId}:${e.targetId}`) : undefined;
+  const fanout = app.platform.fanout;
+  /** What happened to a sheet, for its sockets on this node; with REDIS_URL also published to the other nodes. */
+  const apply = async (key: string, news: SheetNews) => {
+    const peers = sockets.get(key);
     if (!peers?.size) return;
-    if (e.type === 'document.deleted') for (const ws of peers) ws.close(4404, 'document deleted');
-    if (e.type === 'document.updated') {
+    if (news.t === 'cell') for (const p of peers) send(p, news.cell);
+    if (news.t === 'deleted') for (const ws of peers) ws.close(4404, 'document deleted');
+    if (news.t === 'refresh') {
       const first = sessions.get(peers.values().next().value!);
       const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
       if (wb) for (const ws of peers) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb); }
     }
+  };
+  const tell = (key: string, news: SheetNews) => {
+    fanout.publish(sheetChannel(key), Buffer.from(JSON.stringify(news)));
+    return apply(key, news);
+  };
+  /** This node's fan-out subscriptions, by sheet: one while the sheet has sockets here. */
+  const heard = new Map<string, () => void>();
+  // As the collaboration sockets: a deleted sheet closes its sockets (4404, clients stop reconnecting), and a REST
+  // write of the sheet sends every socket of it the new snapshot (the grid would otherwise show the old workbook).
+  const unsubscribe = app.platform.events.subscribe(async (e) => {
+    if (!e.orgId || (e.type !== 'document.deleted' && e.type !== 'document.updated')) return;
+    await tell(`${e.orgId}:${e.targetId}`, { t: e.type === 'document.deleted' ? 'deleted' : 'refresh' });
   });
-  app.addHook('onClose', async () => { unsubscribe(); watch.close(); });
+  app.addHook('onClose', async () => { unsubscribe(); watch.close(); for (const stop of heard.values()) stop(); });
   app.route({
     method: 'GET', url: '/v1/sheet/ws',
     config: { auth: 'public', rateLimit: { key: 'ip' } },
@@ -63,7 +81,20 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       sockets.set(key, peers);
       peers.add(socket);
       sessions.set(socket, s);
-      socket.on('close', () => { peers.delete(socket); if (!peers.size) sockets.delete(key); });
+      if (!heard.has(key)) {
+        heard.set(key, fanout.subscribe(sheetChannel(key), {
+          message: (m) => { void apply(key, JSON.parse(Buffer.from(m).toString('utf8')) as SheetNews); },
+          // Cells edited on other nodes while this one was cut off: the sockets here get the workbook again.
+          resync: () => { void apply(key, { t: 'refresh' }); },
+        }));
+      }
+      socket.on('close', () => {
+        peers.delete(socket);
+        if (peers.size) return;
+        sockets.delete(key);
+        heard.get(key)?.();
+        heard.delete(key);
+      });
       // Re-admitted on every credential change (by the session behind the token); closed 4401/4403 when that fails.
       const gate = watch.watch(socket, req.sheetSince!, async () => {
         s.principal = await sheets.recheckSheetPrincipal(req.server.platform, s.principal, s.capability);
@@ -80,7 +111,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
           try {
             const r = await sheets.editCell(req.server.platform, s, msg);
             send(socket, { type: 'ack', id: msg.id ?? null });
-            for (const p of peers) send(p, { type: 'cell', ...r, by: s.principal.userId });
+            await tell(key, { t: 'cell', cell: { type: 'cell', ...r, by: s.principal.userId } });
           } catch (err) {
             const e = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'The edit failed; retry');
             send(socket, { type: 'error', id: msg.id ?? null, code: e.code, message: e.message });

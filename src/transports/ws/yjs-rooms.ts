@@ -8,12 +8,16 @@ import type { Platform } from '../../core/context.js';
 import * as collab from '../../areas/documents/collab.service.js';
 import { MAX_CONTENT_BYTES } from '../../areas/documents/documents.schemas.js';
 import type { CredentialGate } from './revalidate.js';
+import {
+  MESSAGE_AWARENESS, MESSAGE_DOCUMENT_DELETED, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC,
+  awarenessMessage, collabChannel, documentDeletedMessage, syncStep1Message, syncStep2Message, syncUpdateMessage,
+} from '../../areas/documents/collab-messages.js';
 
-// y-websocket message types (y-websocket/src/y-websocket.js).
-const MESSAGE_SYNC = 0;
-const MESSAGE_AWARENESS = 1;
-const MESSAGE_QUERY_AWARENESS = 3;
 const SAVE_DEBOUNCE_MS = 300;
+/** The origin of changes heard from another node: relayed to this node's sockets, neither stored nor published again. */
+const REMOTE = Symbol('another node');
+/** A room missing updates another node has (heard out of order) asks for them at most this often. */
+const RESYNC_MIN_INTERVAL_MS = 1_000;
 /**
  * The whole CRDT state of a document (its `content` text with its history, and any other shared type) is bounded at
  * three times the content limit: room for the text at its limit and for the CRDT's own bookkeeping, not for data
@@ -31,10 +35,20 @@ const SAVE_RETRY_MS = 2_000;
 
 interface Conn { session: collab.CollabSession; clientIds: Set<number> }
 
+/** What a room tells its registry. */
+interface RoomHooks {
+  /** Its last socket left. */
+  empty(room: Room): void;
+  /** Another node deleted the document. */
+  deleted(room: Room): void;
+}
+
 /**
  * One shared Y.Doc per open document on this node: relays sync and awareness messages between the
  * document's sockets, appends every update to PostgreSQL (compacting past COMPACT_AFTER rows) and
- * writes the `content` text back to the document shortly after changes stop.
+ * writes the `content` text back to the document shortly after changes stop. With REDIS_URL it also relays them to
+ * the document's rooms on other nodes (platform.fanout): each node stores the updates its own sockets made, and
+ * every node's sockets see every update.
  */
 export class Room {
   readonly doc: Y.Doc;
@@ -44,6 +58,9 @@ export class Room {
   private saveTimer: NodeJS.Timeout | null = null;
   private compacting = false;
   private discarded = false;
+  private readonly channel: string;
+  private readonly unsubscribe: () => void;
+  private lastResyncAt = 0;
   /**
    * An estimate (meant as an upper bound) of the size of the document's whole CRDT state, every shared type and not
    * only the `content` text: measured at open, then grown by STATE_GROWTH_PER_BYTE times every update's size;
@@ -51,8 +68,9 @@ export class Room {
    */
   private stateBytes: number;
 
-  constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly onEmpty: (r: Room) => void) {
+  constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly hooks: RoomHooks) {
     this.doc = doc;
+    this.channel = collabChannel(orgId, documentId);
     this.stateBytes = Y.encodeStateAsUpdate(doc).length;
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
@@ -61,20 +79,31 @@ export class Room {
       const conn = this.conns.get(origin as WebSocket);
       if (conn) { for (const id of added) conn.clientIds.add(id); for (const id of removed) conn.clientIds.delete(id); }
       const changed = [...added, ...updated, ...removed];
-      const enc = encoding.createEncoder();
-      encoding.writeVarUint(enc, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(enc, awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
-      this.broadcast(encoding.toUint8Array(enc));
+      const msg = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
+      this.broadcast(msg);
+      if (origin !== REMOTE) this.platform.fanout.publish(this.channel, msg);
     });
+    // Subscribed after the state was loaded: what other nodes' rooms have and the database did not yet, they send
+    // in answer to the state vector.
+    this.unsubscribe = platform.fanout.subscribe(this.channel, { message: (m) => this.onRemote(m), resync: () => this.requestState() });
+    if (platform.fanout.shared) this.requestState();
   }
 
   private onUpdate(update: Uint8Array, origin: unknown): void {
     this.stateBytes += update.length * STATE_GROWTH_PER_BYTE;
     if (this.discarded) return;
-    const enc = encoding.createEncoder();
-    encoding.writeVarUint(enc, MESSAGE_SYNC);
-    syncProtocol.writeUpdate(enc, update);
-    this.broadcast(encoding.toUint8Array(enc), origin as WebSocket);
+    const msg = syncUpdateMessage(update);
+    this.broadcast(msg, origin as WebSocket);
+    // The content write-back below runs on every node with the room open (each writes the text it has then, and the
+    // last one has every update); the update itself is stored by the node its socket (or REST write) came to.
+    if (origin !== REMOTE) this.store(update, msg);
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_DEBOUNCE_MS);
+  }
+
+  /** Appends an update made on this node to PostgreSQL and tells the document's rooms on other nodes. */
+  private store(update: Uint8Array, msg: Uint8Array): void {
+    this.platform.fanout.publish(this.channel, msg);
     this.chain = this.chain.then(async () => {
       const rows = await collab.appendUpdate(this.platform, this.orgId, this.documentId, update);
       if (rows > collab.COMPACT_AFTER && !this.compacting) {
@@ -82,8 +111,36 @@ export class Room {
         try { await collab.compact(this.platform, this.orgId, this.documentId); } finally { this.compacting = false; }
       }
     }).catch((err) => this.platform.log.error({ err, documentId: this.documentId }, 'collaboration update not persisted'));
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_DEBOUNCE_MS);
+  }
+
+  /** Asks the document's rooms on other nodes for what this one lacks (they answer a sync step 1 with a step 2). */
+  private requestState(): void {
+    if (this.discarded) return;
+    this.lastResyncAt = Date.now();
+    this.platform.fanout.publish(this.channel, syncStep1Message(this.doc));
+  }
+
+  /** A message from the document's room on another node. */
+  private onRemote(msg: Uint8Array): void {
+    if (this.discarded) return;
+    const dec = decoding.createDecoder(msg);
+    const type = decoding.readVarUint(dec);
+    if (type === MESSAGE_DOCUMENT_DELETED) { this.hooks.deleted(this); return; }
+    if (type === MESSAGE_AWARENESS) { awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(dec), REMOTE); return; }
+    if (type !== MESSAGE_SYNC) return;
+    if (decoding.readVarUint(dec) === syncProtocol.messageYjsSyncStep1) {
+      const theirs = decoding.readVarUint8Array(dec);
+      const diff = Y.encodeStateAsUpdate(this.doc, theirs);
+      if (diff.length > 2) this.platform.fanout.publish(this.channel, syncStep2Message(diff));
+      // They have updates this room lacks (stored by their sockets while this node was cut off): ask back.
+      if (hasMore(Y.decodeStateVector(theirs), Y.decodeStateVector(Y.encodeStateVector(this.doc)))) this.requestState();
+      return;
+    }
+    Y.applyUpdate(this.doc, decoding.readVarUint8Array(dec), REMOTE);
+    // An update that depends on one this room never heard (lost while Redis was out of reach) waits in the doc:
+    // the missing ones are asked for.
+    const store = this.doc.store as unknown as { pendingStructs: unknown; pendingDs: unknown };
+    if ((store.pendingStructs || store.pendingDs) && Date.now() - this.lastResyncAt >= RESYNC_MIN_INTERVAL_MS) this.requestState();
   }
 
   private async save(): Promise<void> {
@@ -124,17 +181,9 @@ export class Room {
       });
     });
     ws.on('close', () => this.leave(ws));
-    const enc = encoding.createEncoder();
-    encoding.writeVarUint(enc, MESSAGE_SYNC);
-    syncProtocol.writeSyncStep1(enc, this.doc);
-    send(ws, encoding.toUint8Array(enc));
+    send(ws, syncStep1Message(this.doc));
     const states = [...this.awareness.getStates().keys()];
-    if (states.length) {
-      const a = encoding.createEncoder();
-      encoding.writeVarUint(a, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(a, awarenessProtocol.encodeAwarenessUpdate(this.awareness, states));
-      send(ws, encoding.toUint8Array(a));
-    }
+    if (states.length) send(ws, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, states)));
   }
 
   private onMessage(ws: WebSocket, msg: Uint8Array): void {
@@ -172,9 +221,7 @@ export class Room {
     } else if (type === MESSAGE_AWARENESS) {
       awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(dec), ws);
     } else if (type === MESSAGE_QUERY_AWARENESS) {
-      encoding.writeVarUint(enc, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(enc, awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
-      send(ws, encoding.toUint8Array(enc));
+      send(ws, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()])));
     }
   }
 
@@ -223,7 +270,7 @@ export class Room {
     if (!conn) return;
     this.conns.delete(ws);
     awarenessProtocol.removeAwarenessStates(this.awareness, [...conn.clientIds], null);
-    if (this.conns.size === 0) this.onEmpty(this);
+    if (this.conns.size === 0) this.hooks.empty(this);
   }
 
   /** Persists what is pending (appends and the content write-back). */
@@ -240,10 +287,17 @@ export class Room {
 
   destroy(): void {
     if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
+    this.unsubscribe();
     for (const ws of this.conns.keys()) ws.close(1001, 'server closing');
     this.awareness.destroy();
     this.doc.destroy();
   }
+}
+
+/** Whether a state vector has an update (a client's clock) past another's. */
+function hasMore(a: Map<number, number>, b: Map<number, number>): boolean {
+  for (const [client, clock] of a) if (clock > (b.get(client) ?? 0)) return true;
+  return false;
 }
 
 function send(ws: WebSocket, msg: Uint8Array): void {
@@ -261,7 +315,10 @@ export class RoomRegistry {
     let r = this.rooms.get(key);
     if (!r) {
       r = collab.loadState(this.platform, orgId, documentId).then((doc) => {
-        const room = new Room(this.platform, orgId, documentId, doc, (empty) => void this.close(key, empty));
+        const room = new Room(this.platform, orgId, documentId, doc, {
+          empty: (empty) => void this.close(key, empty),
+          deleted: () => void this.evict(orgId, documentId, { fromAnotherNode: true }),
+        });
         collab.liveDocs(this.platform).set(key, doc);
         return room;
       });
@@ -281,8 +338,12 @@ export class RoomRegistry {
     }
   }
 
-  /** The document was deleted: its sockets close (4404) and nothing more is persisted. */
-  async evict(orgId: string, documentId: string): Promise<void> {
+  /**
+   * The document was deleted: its sockets close (4404) and nothing more is persisted, on this node and (unless the
+   * news came from one) on the others.
+   */
+  async evict(orgId: string, documentId: string, opts: { fromAnotherNode?: boolean } = {}): Promise<void> {
+    if (!opts.fromAnotherNode) this.platform.fanout.publish(collabChannel(orgId, documentId), documentDeletedMessage());
     const key = collab.roomKey(orgId, documentId);
     const pending = this.rooms.get(key);
     if (!pending) return;

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { Fanout, FanoutSubscriber } from '../../core/fanout.js';
+import { redisClient, type RedisConnection } from './client.js';
+
+/** Channel names are prefixed so that a Redis shared with other software keeps them apart. */
+const PREFIX = 'platform:fanout:';
+/** Bytes of the node id that starts every message: a node drops what it published itself. */
+const NODE_ID_BYTES = 16;
+/** How long after a failed publish the channel's subscribers catch up (they publish again, and retry from there). */
+const RESYNC_AFTER_FAILURE_MS = 2_000;
+
+/**
+ * The fan-out over Redis pub/sub (REDIS_URL): messages are published on the platform's connection and heard on a
+ * second one in subscriber mode (a subscribed connection can send no other command). node-redis subscribes again by
+ * itself after a reconnect; since messages published while a node was cut off are lost to it, every subscriber is
+ * told to resync then, and also after one of its node's own publishes failed.
+ */
+export async function connectRedisFanout(url: string, publisher: RedisConnection, log: (err: Error, what: string) => void): Promise<Fanout> {
+  const nodeId = randomBytes(NODE_ID_BYTES);
+  const channels = new Map<string, Set<FanoutSubscriber>>();
+  const resyncTimers = new Set<NodeJS.Timeout>();
+  let closed = false;
+  const sub = redisClient(url, (err) => log(err, 'Redis subscriber connection error; reconnecting'));
+  /** Channels whose SUBSCRIBE failed (the connection was down): subscribed again once it is back. */
+  const failed = new Set<string>();
+  const subscribe = (channel: string) => {
+    failed.delete(channel);
+    sub.subscribe(PREFIX + channel, listener, true).catch((err: Error) => {
+      log(err, 'fan-out subscribe failed');
+      if (channels.has(channel)) failed.add(channel);
+    });
+  };
+  let readyBefore = false;
+  sub.on('ready', () => {
+    if (readyBefore) {
+      for (const channel of [...failed]) subscribe(channel);
+      for (const subs of channels.values()) for (const s of subs) s.resync();
+    }
+    readyBefore = true;
+  });
+
+  const listener = (message: Buffer, channel: Buffer) => {
+    if (message.length < NODE_ID_BYTES || message.subarray(0, NODE_ID_BYTES).equals(nodeId)) return;
+    const subs = channels.get(channel.toString('utf8').slice(PREFIX.length));
+    const body = new Uint8Array(message.buffer, message.byteOffset + NODE_ID_BYTES, message.length - NODE_ID_BYTES);
+    for (const s of subs ?? []) {
+      try { s.message(body); } catch (err) { log(err as Error, 'fan-out subscriber failed on a message'); }
+    }
+  };
+  await sub.connect();
+  const resyncLater = (channel: string) => {
+    const t = setTimeout(() => {
+      resyncTimers.delete(t);
+      for (const s of channels.get(channel) ?? []) s.resync();
+    }, RESYNC_AFTER_FAILURE_MS);
+    t.unref();
+    resyncTimers.add(t);
+  };
+
+  return {
+    shared: true,
+    publish(channel, msg) {
+      if (closed) return;
+      publisher.publish(PREFIX + channel, Buffer.concat([nodeId, msg])).catch((err: Error) => {
+        log(err, 'fan-out publish failed');
+        if (!closed) resyncLater(channel);
+      });
+    },
+    subscribe(channel, s) {
+      let subs = channels.get(channel);
+      if (!subs) {
+        subs = new Set();
+        channels.set(channel, subs);
+        subscribe(channel);
+      }
+      subs.add(s);
+      return () => {
+        const current = channels.get(channel);
+        if (!current?.delete(s) || current.size > 0) return;
+        channels.delete(channel);
+        failed.delete(channel);
+        if (!closed) sub.unsubscribe(PREFIX + channel, listener, true).catch((err: Error) => log(err, 'fan-out unsubscribe failed'));
+      };
+    },
+    async close() {
+      closed = true;
+      for (const t of resyncTimers) clearTimeout(t);
+      channels.clear();
+      if (sub.isOpen) await sub.close().catch(() => sub.destroy());
+      else sub.destroy();
+    },
+  };
+}

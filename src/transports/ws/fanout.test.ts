@@ -1,0 +1,144 @@
+/**
+ * REDIS_URL, WebSocket fan-out: sockets of one document on two nodes of a deployment see each other's changes live
+ * (collaboration rooms and sheet sockets), and a deletion on one node closes the sockets of the other.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import WebSocket from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { startRedisServer } from '../../adapters/redis/test-server.js';
+
+let redis: Awaited<ReturnType<typeof startRedisServer>>;
+let nodeA: TestApp;
+let nodeB: TestApp;
+let urlA: string;
+let urlB: string;
+let owner: Tenant;
+const providers: WebsocketProvider[] = [];
+
+async function listen(node: TestApp) {
+  await node.app.listen({ port: 0, host: '127.0.0.1' });
+  return `ws://127.0.0.1:${(node.app.server.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  [nodeA, nodeB] = await Promise.all([buildTestApp({ redisUrl: redis.url }), buildTestApp({ redisUrl: redis.url })]);
+  [urlA, urlB] = await Promise.all([listen(nodeA), listen(nodeB)]);
+  owner = await newTenant(nodeA.app);
+});
+afterAll(async () => {
+  for (const p of providers) p.destroy();
+  await Promise.all([nodeA?.close(), nodeB?.close()]);
+  await redis?.close();
+});
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 5000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (await cond()) return; await new Promise((r) => setTimeout(r, 20)); }
+  throw new Error('condition not met in time');
+}
+
+const newDoc = async () => (await nodeA.app.inject({ method: 'POST', url: '/v1/documents', headers: owner.auth, payload: { title: 'Two nodes', content: '' } })).json().data.id as string;
+const ticket = async (node: TestApp) => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: owner.auth })).json().data.ticket as string;
+
+/** A stock y-websocket client on `server`, synced with the document. */
+async function connect(server: string, node: TestApp, documentId: string) {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(`${server}/v1/collaboration/ws`, documentId, doc, { WebSocketPolyfill: WebSocket as never, params: { ticket: await ticket(node) }, disableBc: true, connect: true });
+  providers.push(provider);
+  await until(() => provider.synced);
+  return { doc, provider, text: doc.getText('content') };
+}
+
+const contentOn = async (node: TestApp, id: string) => (await node.app.inject({ url: `/v1/documents/${id}`, headers: owner.auth })).json().data.content as string;
+
+describe('collaboration rooms on two nodes (REDIS_URL)', () => {
+  it('edits and awareness made on one node reach the sockets of the other, and the stored content has both', async () => {
+    const id = await newDoc();
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    one.text.insert(0, 'Hello');
+    await until(() => two.text.toString() === 'Hello');
+    two.text.insert(5, ', world');
+    await until(() => one.text.toString() === 'Hello, world');
+    one.provider.awareness.setLocalStateField('user', { name: 'Ada on A' });
+    await until(() => two.provider.awareness.getStates().get(one.doc.clientID)?.user?.name === 'Ada on A');
+    // Each node stored the updates of its own socket; the content written back holds both.
+    await until(async () => (await contentOn(nodeB, id)) === 'Hello, world');
+    one.provider.destroy(); two.provider.destroy();
+  });
+
+  it('a REST write on a node with no room reaches the room of the other node', async () => {
+    const id = await newDoc();
+    const two = await connect(urlB, nodeB, id);
+    two.text.insert(0, 'draft');
+    await until(async () => (await contentOn(nodeA, id)) === 'draft');
+    const put = await nodeA.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: owner.auth, payload: { content: 'final text' } });
+    expect(put.statusCode).toBe(200);
+    await until(() => two.text.toString() === 'final text');
+    two.provider.destroy();
+  });
+
+  it('an edit made while the nodes were cut off from Redis reaches the other node once they are back', async () => {
+    const id = await newDoc();
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    one.text.insert(0, 'before');
+    await until(() => two.text.toString() === 'before');
+    redis.dropConnections();
+    one.text.insert(6, ' during');
+    await until(() => two.text.toString() === 'before during', 8000);
+    two.text.insert(0, '> ');
+    await until(() => one.text.toString() === '> before during');
+    one.provider.destroy(); two.provider.destroy();
+  });
+
+  it('deleting the document on one node closes its sockets on the other (4404)', async () => {
+    const id = await newDoc();
+    const two = await connect(urlB, nodeB, id);
+    const closed = new Promise<number>((resolve) => two.provider.ws!.addEventListener('close', (e) => resolve((e as CloseEvent).code)));
+    expect((await nodeA.app.inject({ method: 'DELETE', url: `/v1/documents/${id}`, headers: owner.auth })).statusCode).toBe(200);
+    expect(await closed).toBe(4404);
+    two.provider.destroy();
+  });
+});
+
+/** A sheet socket on `server`, collecting its JSON messages. */
+function openSheet(server: string, documentId: string): Promise<{ ws: WebSocket; msgs: Array<Record<string, unknown>>; closed: Promise<number> }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${server}/v1/sheet/ws?token=${owner.token}&documentId=${documentId}`);
+    const msgs: Array<Record<string, unknown>> = [];
+    const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+    ws.on('message', (d) => msgs.push(JSON.parse(String(d))));
+    ws.on('open', () => resolve({ ws, msgs, closed }));
+    ws.on('error', () => {});
+  });
+}
+
+describe('sheet sockets on two nodes (REDIS_URL)', () => {
+  it('a cell edited on one node reaches the other; a REST write sends both a snapshot; a deletion closes both', async () => {
+    const project = (await nodeA.app.inject({ method: 'POST', url: '/v1/projects', headers: owner.auth, payload: { name: 'Grid on two nodes' } })).json().data.id;
+    const sheetId = (await nodeA.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: owner.auth, payload: { name: 'Shared grid' } })).json().data.document.id as string;
+    const onA = await openSheet(urlA, sheetId);
+    const onB = await openSheet(urlB, sheetId);
+    await until(() => onA.msgs.length > 0 && onB.msgs.length > 0);
+    onA.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'B2', value: 7 }));
+    await until(() => onB.msgs.some((m) => m.type === 'cell'));
+    expect(onB.msgs.find((m) => m.type === 'cell')).toMatchObject({ type: 'cell', cell: 'B2', by: owner.userId, display: { B2: 7 } });
+
+    const wb = (await nodeB.app.inject({ url: `/v1/documents/${sheetId}`, headers: owner.auth })).json().data.content as string;
+    const edited = JSON.parse(wb);
+    edited.sheets[0].cells.C3 = { v: 'from REST' };
+    const put = await nodeB.app.inject({ method: 'PUT', url: `/v1/documents/${sheetId}`, headers: owner.auth, payload: { content: JSON.stringify(edited) } });
+    expect(put.statusCode).toBe(200);
+    await until(() => onA.msgs.filter((m) => m.type === 'snapshot').length === 2);
+    expect(onA.msgs.filter((m) => m.type === 'snapshot').at(-1)).toMatchObject({ display: [{ B2: 7, C3: 'from REST' }] });
+
+    expect((await nodeB.app.inject({ method: 'DELETE', url: `/v1/documents/${sheetId}`, headers: owner.auth })).statusCode).toBe(200);
+    expect(await onA.closed).toBe(4404);
+    expect(await onB.closed).toBe(4404);
+  });
+});
