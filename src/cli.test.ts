@@ -216,6 +216,37 @@ describe('platform CLI: admin commands', () => {
     expect((await cli('user', 'set-password-token')).code).toBe(2);
   });
 
+  it('user deactivate / activate: a deactivated account cannot sign in or use its key, its sessions end; reactivated, it signs in again', async () => {
+    const s = slug('cli-deactivate');
+    const org = (await cli('org', 'create', '--name', 'Deactivate Org', '--slug', s, '--json')).json;
+    const email = uniqueEmail('leaver');
+    expect((await cli('user', 'create', '--email', email, '--name', 'Leaver', '--org', s, '--password', STRONG_PASSWORD, '--json')).code).toBe(0);
+    const key = (await cli('api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5', '--json')).json.key as string;
+    const login = () => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password: STRONG_PASSWORD } });
+    const session = (await login()).json().data;
+    expect((await t.app.inject({ url: '/v1/me', headers: bearer(session.access_token) })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/v1/me', headers: bearer(key) })).statusCode).toBe(200);
+
+    const off = await cli('user', 'deactivate', '--email', email.toUpperCase(), '--json');
+    expect({ code: off.code, data: off.json }).toEqual({ code: 0, data: { user_id: expect.any(String), email, is_active: false, changed: true } });
+    errorOf(await login(), 401, 'AUTH_INVALID_CREDENTIALS');
+    errorOf(await t.app.inject({ url: '/v1/me', headers: bearer(session.access_token) }), 401, 'AUTH_TOKEN_INVALID');
+    errorOf(await t.app.inject({ url: '/v1/me', headers: bearer(key) }), 401, 'INVALID_API_KEY');
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refresh_token: session.refresh_token } }), 401, 'AUTH_TOKEN_INVALID');
+    expect((await cli('user', 'deactivate', '--email', email)).out).toContain('was deactivated already');
+    expect(await auditOf(org.id, 'user.deactivated')).toEqual([expect.objectContaining({ credential_kind: 'system', target_id: off.json.user_id, details: { sessions_revoked: 1 } })]);
+
+    const on = await cli('user', 'activate', '--email', email, '--json');
+    expect(on.json).toEqual({ user_id: off.json.user_id, email, is_active: true, changed: true });
+    expect((await login()).statusCode).toBe(200);
+    expect((await t.app.inject({ url: '/v1/me', headers: bearer(key) })).statusCode).toBe(200);
+    // The sessions that ended stay ended.
+    errorOf(await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refresh_token: session.refresh_token } }), 401, 'AUTH_TOKEN_INVALID');
+    expect(await auditOf(org.id, 'user.reactivated')).toHaveLength(1);
+    const unknown = await cli('user', 'deactivate', '--email', uniqueEmail('nobody'), '--json');
+    expect({ exit: unknown.code, code: unknown.json.error.code }).toEqual({ exit: 1, code: 'NOT_FOUND' });
+  });
+
   it('a database first used with another encryption key is a one-line refusal (exit 1, JSON error), not a stack trace', async () => {
     const r = await cliWith({ encryptionKey: 'ab'.repeat(32) }, 'org', 'create', '--name', 'Other key', '--json');
     expect(r.code).toBe(1);
@@ -235,7 +266,7 @@ describe('platform CLI: admin commands', () => {
   it('--help for every command', async () => {
     const top = await cli('--help');
     expect(top.code).toBe(0);
-    for (const c of ['org create', 'user create', 'user set-password-token', 'api-key create', 'scim-token create', 'entitlements set']) {
+    for (const c of ['org create', 'user create', 'user set-password-token', 'user deactivate', 'user activate', 'api-key create', 'scim-token create', 'entitlements set']) {
       expect(top.out).toContain(c);
       const r = await cli(...c.split(' '), '--help');
       expect(r.code).toBe(0);

@@ -16,7 +16,7 @@ import * as S from './areas/accounts/accounts.schemas.js';
 import { createOrganization, addMember } from './areas/accounts/organizations.service.js';
 import { createApiKey } from './areas/accounts/api-keys.service.js';
 import { issueResetTokenFor } from './areas/accounts/password-reset.service.js';
-import { createScimToken, resolveOrganization, resolveUserByEmail, setEntitlements } from './areas/accounts/admin.service.js';
+import { createScimToken, resolveOrganization, resolveUserByEmail, setEntitlements, setUserActive } from './areas/accounts/admin.service.js';
 
 export const USAGE = `Usage: platform <command> [options]
 
@@ -26,6 +26,8 @@ Commands:
   org create                    Create an organization
   user create                   Create a user (or take an existing one) and add them to an organization
   user set-password-token       Issue a one-hour token that sets a user's password (reset or first password)
+  user deactivate               Stop an account from signing in or using its keys (its sessions end)
+  user activate                 Let a deactivated account sign in again
   api-key create                Create an API key acting as a member of an organization
   scim-token create             Create a SCIM bearer token for an organization
   entitlements set              Set an organization's plan tier, subscription status and features
@@ -129,6 +131,34 @@ An earlier unused reset token of the account stops working. Works for invited ac
     async run(ctx, v) {
       const issued = await issueResetTokenFor(ctx, String(v.email));
       return { data: issued, text: `Password token for ${issued.email} (id ${issued.user_id}), valid until ${issued.expires_at}, usable once.\nHand it over by a safe channel; it is used with ${issued.confirm}:\n\n  ${issued.token}\n\n` };
+    },
+  },
+
+  'user deactivate': {
+    usage: `Usage: platform user deactivate --email <email> [--json]
+
+Deactivates the account: it can no longer sign in, refresh a session, reset its password or use its API keys, and
+every live session of it ends, in every organization, on every running server at once. Its memberships, API keys and
+data stay; "platform user activate" lets it sign in again (old sessions stay ended).
+`,
+    options: { email: { type: 'string' } },
+    required: ['email'],
+    async run(ctx, v) {
+      const r = await setUserActive(ctx, String(v.email), false);
+      return { data: r, text: r.changed ? `${r.email} (id ${r.user_id}) is deactivated; its sessions have ended.\n` : `${r.email} (id ${r.user_id}) was deactivated already.\n` };
+    },
+  },
+
+  'user activate': {
+    usage: `Usage: platform user activate --email <email> [--json]
+
+Reactivates a deactivated account: it can sign in and use its API keys again.
+`,
+    options: { email: { type: 'string' } },
+    required: ['email'],
+    async run(ctx, v) {
+      const r = await setUserActive(ctx, String(v.email), true);
+      return { data: r, text: r.changed ? `${r.email} (id ${r.user_id}) is active again.\n` : `${r.email} (id ${r.user_id}) was active already.\n` };
     },
   },
 

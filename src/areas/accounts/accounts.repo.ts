@@ -29,6 +29,9 @@ export const lastTotpStep = (u: UserRow, use: TotpUse): number | null => (use ==
 export const accountsRepo = {
   userByEmail: (sql: Sql, email: string) =>
     sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, mfa_totp_login_step, mfa_totp_step_up_step, token_version, is_active FROM users WHERE lower(email) = lower($1)`, [email]),
+  /** Sets whether the account may be used; the row (id, email) when that changed it, undefined when it was so already. */
+  setUserActive: (sql: Sql, userId: string, active: boolean) =>
+    sql.one<{ id: string; email: string }>(`UPDATE users SET is_active = $2, updated_at = now() WHERE id = $1 AND is_active <> $2 RETURNING id, email`, [userId, active]),
   userById: (sql: Sql, id: string) =>
     sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, mfa_totp_login_step, mfa_totp_step_up_step, token_version, is_active FROM users WHERE id = $1`, [id]),
   /**

@@ -6,6 +6,7 @@ import { randomB64url, randomHex, sha256Hex } from '../../core/crypto.js';
 import { accountsRepo, orgView } from './accounts.repo.js';
 import { isUuid } from '../../core/ids.js';
 import type { EntitlementsInput } from './accounts.schemas.js';
+import { auditForUser } from './password-reset.service.js';
 
 export async function listAllOrganizations(ctx: ServiceContext, page: { limit: number; offset: number }) {
   actor(ctx);
@@ -54,4 +55,22 @@ export async function resolveUserByEmail(ctx: ServiceContext, email: string): Pr
   const user = await accountsRepo.userByEmail(ctx.platform.db.sys, email.trim());
   if (!user) throw new AppError('NOT_FOUND', `No account with the e-mail "${email}"; create it with "platform user create"`, { email });
   return { id: user.id, email: user.email, name: user.name };
+}
+
+/**
+ * For an operator (CLI): deactivates or reactivates an account. A deactivated account cannot sign in, refresh, reset
+ * its password or use its API keys, and its live sessions end (reactivating does not bring them back); its
+ * memberships, keys and data stay. Every server sees it at once (credential change notice).
+ */
+export async function setUserActive(ctx: ServiceContext, email: string, active: boolean) {
+  const user = await resolveUserByEmail(ctx, email);
+  const changed = await ctx.platform.db.systemTx(async (sql) => {
+    const row = await accountsRepo.setUserActive(sql, user.id, active);
+    if (!row) return false;
+    const revoked = active ? 0 : await accountsRepo.revokeUserSessions(sql, user.id);
+    await auditForUser(sql, ctx, user.id, active ? 'user.reactivated' : 'user.deactivated', active ? {} : { sessions_revoked: revoked });
+    return true;
+  });
+  if (changed) ctx.platform.credentials.invalidate();
+  return { user_id: user.id, email: user.email, is_active: active, changed };
 }

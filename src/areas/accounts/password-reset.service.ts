@@ -33,7 +33,7 @@ export async function issuePasswordToken(sql: Sql, userId: string, purpose: Pass
 }
 
 /** Users belong to no one organization: the row goes to each of theirs, since the password opens all of them. */
-async function auditForUser(sql: Sql, ctx: ServiceContext, userId: string, action: string, details: Record<string, unknown>): Promise<void> {
+export async function auditForUser(sql: Sql, ctx: ServiceContext, userId: string, action: string, details: Record<string, unknown>): Promise<void> {
   for (const org of await accountsRepo.orgsOfUser(sql, userId)) {
     await audit(sql, ctx, { orgId: org.id, action, targetType: 'user', targetId: userId, details });
   }
