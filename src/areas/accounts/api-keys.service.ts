@@ -40,7 +40,8 @@ function validateKeyInput(input: CreateApiKeyInput): void {
 
 function assertAdminScopeAllowed(input: CreateApiKeyInput, holder: { isRoot: boolean; role: string }): void {
   if (input.scopes?.includes('admin') && !(holder.isRoot && holder.role === 'super_admin')) {
-    throw new AppError('VALIDATION_ERROR', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes' });
+    // A valid request from a caller without the role it needs (spec 5: "without scope, role or permission gives 403").
+    throw new AppError('FORBIDDEN', 'Scope "admin" is only for super-admins of the platform root organization', { field: 'scopes', scopes: ['admin'] });
   }
 }
 

@@ -44,12 +44,13 @@ describe('POST /v1/api-keys', () => {
     expect(audit[0]).toMatchObject({ target_id: k.id, actor_user_id: a.userId, credential_kind: 'user', details: { scopes: ['projects:write', 'settings:read'] } });
   });
 
-  it('accepts mcp and vision scopes and refuses unknown ones (400 VALIDATION_ERROR)', async () => {
+  it('accepts mcp and vision scopes and refuses unknown ones (400 VALIDATION_ERROR), admin unless a root super-admin (403)', async () => {
     const a = await newTenant(t.app);
     expect((await createKey(a.auth, { scopes: ['mcp:*', 'mcp:secrets.read', 'vision', 'notifications:read'] })).statusCode).toBe(201);
     const err = errorOf(await createKey(a.auth, { scopes: ['projects:read', 'projects:admin', 'everything'] }), 400, 'VALIDATION_ERROR');
     expect(err.details).toMatchObject({ field: 'scopes', unknown: ['projects:admin', 'everything'] });
-    errorOf(await createKey(a.auth, { scopes: ['admin'] }), 400, 'VALIDATION_ERROR');
+    // A valid scope the caller's role cannot grant: the role is missing, not the request malformed.
+    expect(errorOf(await createKey(a.auth, { scopes: ['admin'] }), 403, 'FORBIDDEN').details).toEqual({ field: 'scopes', scopes: ['admin'] });
     errorOf(await createKey(a.auth, { scopes: [] }), 400, 'VALIDATION_ERROR');
     errorOf(await createKey(a.auth, { scopes: ['projects:read', 'projects:read'] }), 400, 'VALIDATION_ERROR');
     errorOf(await createKey(a.auth, { scopes: 'projects:read' }), 400, 'VALIDATION_ERROR');
