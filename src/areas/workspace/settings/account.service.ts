@@ -57,7 +57,8 @@ const STORAGE_LIMIT_MB = { min: 1, max: 10_240 };
 
 /**
  * The preference `offline_sync` as PUT /v1/settings/preferences may store it: an object of `enabled` and
- * `sync_on_reconnect` (booleans) and `storage_limit_mb` (integer 1-10240), each optional; null removes it. Checked
+ * `sync_on_reconnect` (booleans) and `storage_limit_mb` (integer 1-10240), each optional; null removes it; `max_items`
+ * and `resource_types` only with the values the sync config always has (a client writing back what it read). Checked
  * when written, so a client never believes a setting was saved that the sync config would then ignore.
  */
 export function assertOfflineSyncPreference(value: unknown): void {
@@ -71,8 +72,15 @@ export function assertOfflineSyncPreference(value: unknown): void {
       if (!Number.isInteger(v) || (v as number) < STORAGE_LIMIT_MB.min || (v as number) > STORAGE_LIMIT_MB.max) {
         throw validation(`${field}.storage_limit_mb must be an integer from ${STORAGE_LIMIT_MB.min} to ${STORAGE_LIMIT_MB.max}`, { field: `${field}.storage_limit_mb` });
       }
+    } else if (k === 'max_items') {
+      // Read-only parts of the sync config (spec 2.8): a client writing back the object it read is accepted as long
+      // as it repeats them; a different value would be a setting the config ignores.
+      if (v !== 500) throw validation(`${field}.max_items is always 500`, { field: `${field}.max_items` });
+    } else if (k === 'resource_types') {
+      const same = Array.isArray(v) && v.length === SYNC_TYPES.length && SYNC_TYPES.every((t) => v.includes(t));
+      if (!same) throw validation(`${field}.resource_types is always ${JSON.stringify(SYNC_TYPES)}`, { field: `${field}.resource_types` });
     } else {
-      throw validation(`${field} has no setting "${k}"; it takes enabled, sync_on_reconnect and storage_limit_mb`, { field: `${field}.${k}`, reason: 'UNKNOWN_FIELD' });
+      throw validation(`${field} has no setting "${k}"; it takes enabled, sync_on_reconnect and storage_limit_mb (max_items and resource_types only as the sync config has them)`, { field: `${field}.${k}`, reason: 'UNKNOWN_FIELD' });
     }
   }
 }

@@ -267,6 +267,7 @@ describe('profile, security, skills, sync-config', () => {
       [{ storage_limit_mb: 0 }, 'preferences.offline_sync.storage_limit_mb'], [{ storage_limit_mb: 10_241 }, 'preferences.offline_sync.storage_limit_mb'],
       [{ storage_limit_mb: 1.5 }, 'preferences.offline_sync.storage_limit_mb'], [{ enabled: 'yes' }, 'preferences.offline_sync.enabled'],
       [{ max_items: 9 }, 'preferences.offline_sync.max_items'], ['bad', 'preferences.offline_sync'], [[], 'preferences.offline_sync'],
+      [{ resource_types: ['tasks'] }, 'preferences.offline_sync.resource_types'], [{ colour: 'red' }, 'preferences.offline_sync.colour'],
     ] as const) {
       const res = await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: offline } });
       expect(errorOf(res, 400, 'VALIDATION_ERROR').details, JSON.stringify(offline)).toMatchObject({ field });
@@ -274,6 +275,15 @@ describe('profile, security, skills, sync-config', () => {
     expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences).toEqual({});
     expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: { storage_limit_mb: 10_240, sync_on_reconnect: false } } })).statusCode).toBe(200);
     expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: null } })).statusCode).toBe(200);
+  });
+
+  it('the sync config read back and written as the offline_sync preference is accepted (its fixed parts repeated)', async () => {
+    const a = await newTenant(t.app);
+    const read = (await req('GET', '/v1/preferences/offline-sync', a.auth)).json().data;
+    expect(read).toMatchObject({ max_items: 500, resource_types: expect.any(Array) });
+    const written = { ...read, enabled: false, resource_types: [...read.resource_types].reverse() };
+    expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: written } })).statusCode).toBe(200);
+    expect((await req('GET', '/v1/preferences/offline-sync', a.auth)).json().data).toEqual({ ...read, enabled: false });
   });
 
   it('every read route needs a credential', async () => {
