@@ -8,11 +8,12 @@ export type SyncType = keyof typeof SYNC_TABLES;
 export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
 
 /**
- * Columns never sent to clients. Document rows keep `org_id` and `file_key`: the service turns them into the
- * spec 2.4 record (`org_id`, `folder_id`, `file_url`), which drops the remaining internal columns.
+ * Columns never sent to clients. Rows keep `org_id`, as their REST records have it (spec 2.2, the entity, relationship
+ * and comment records). Document rows also keep `file_key`: the service turns them into the spec 2.4 record
+ * (`folder_id`, `file_url`), which drops the remaining internal columns.
  */
 const HIDDEN: Record<SyncType, string[]> = {
-  entities: ['org_id'], relationships: ['org_id'], comments: ['org_id'], tasks: ['org_id'], projects: ['org_id'],
+  entities: [], relationships: [], comments: [], tasks: [], projects: [],
   documents: ['search', 'content_version', 'language'],
 };
 

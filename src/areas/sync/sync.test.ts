@@ -180,11 +180,14 @@ describe('GET /v1/sync/{resourceType}', () => {
     expect(d.items[0]).toMatchObject({ id: doc.id, title: 'Offline doc', content: 'body' });
     expect(d.items[0].search).toBeUndefined();
     expect((await req(c, 'GET', '/v1/sync/comments')).json().data.items).toHaveLength(1);
-    expect((await req(c, 'GET', '/v1/sync/projects')).json().data.items.map((x: { id: string }) => x.id)).toEqual([project.id]);
+    const projects = (await req(c, 'GET', '/v1/sync/projects')).json().data.items;
+    expect(projects.map((x: { id: string }) => x.id)).toEqual([project.id]);
+    // Records carry org_id as their REST records do (spec 2.2 for a project).
+    expect(projects[0]).toMatchObject({ org_id: c.orgId, name: (await req(c, 'GET', `/v1/projects/${project.id}`)).json().data.name });
     const tasks = (await req(c, 'GET', '/v1/sync/tasks')).json().data.items;
     expect(tasks.map((x: { title: string }) => x.title)).toEqual(['Sync task']);
     // A task names its status like spec 2.3 and GET /v1/tasks/{id}; a status change comes as a delta.
-    expect(tasks[0]).toMatchObject({ id: task.json().data, status_key: 'todo', status_name: 'To do' });
+    expect(tasks[0]).toMatchObject({ id: task.json().data, org_id: c.orgId, status_key: 'todo', status_name: 'To do' });
     const before = (await req(c, 'GET', '/v1/sync/tasks')).json().data.server_time;
     expect((await req(c, 'PUT', `/v1/tasks/${task.json().data}`, { status: 'done' })).statusCode).toBe(200);
     const rest = (await req(c, 'GET', `/v1/tasks/${task.json().data}`)).json().data;
@@ -379,8 +382,8 @@ describe('GET /v1/sync/{resourceType}', () => {
       expect(r.statusCode).toBe(201);
       return r.json().data as Rec;
     };
-    // A synced relationship is the stored row without the internal org_id: exactly the REST record minus org_id.
-    const synced = (rest: Rec) => { const { org_id, ...rec } = rest; expect(org_id).toBe(c.orgId); return rec; };
+    // A synced relationship is exactly its REST record (org_id included).
+    const synced = (rest: Rec) => { expect(rest.org_id).toBe(c.orgId); return rest; };
     const restOf = async (who: Tenant, id: string) => (await req(who, 'GET', `/v1/relationships/${id}`)).json().data as Rec;
     const sync = async (who: Tenant, qs = '') => {
       const r = await req(who, 'GET', `/v1/sync/relationships${qs ? `?${qs}` : ''}`);
@@ -404,7 +407,7 @@ describe('GET /v1/sync/{resourceType}', () => {
     expect(bulk).toMatchObject({ resource_type: 'relationships', mode: 'bulk', deleted: [], has_more: false, next_cursor: null });
     expect(typeof bulk.server_time).toBe('number');
     expect(bulk.items).toEqual([synced(r1), synced(r2), synced(r3)]);
-    expect(Object.keys(bulk.items[0]).sort()).toEqual(['created_at', 'created_by', 'id', 'properties', 'relationship_type', 'source_entity_id', 'target_entity_id', 'updated_at']);
+    expect(Object.keys(bulk.items[0]).sort()).toEqual(['created_at', 'created_by', 'id', 'org_id', 'properties', 'relationship_type', 'source_entity_id', 'target_entity_id', 'updated_at']);
     expect(bulk.items[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     // Paged bulk: same records, none twice.
     const paged = new Map<string, Record<string, unknown>>();
