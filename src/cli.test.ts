@@ -139,7 +139,7 @@ describe('platform CLI: admin commands', () => {
       [['user', 'create', '--email', email, '--name', 'X', '--org', s], 'CONFLICT'],
       [['user', 'create', '--email', uniqueEmail(), '--name', 'X', '--org', 'no-such-org'], 'NOT_FOUND'],
       [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read,bogus', '--expires-in-days', '5'], 'VALIDATION_ERROR'],
-      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'admin', '--expires-in-days', '5'], 'VALIDATION_ERROR'],
+      [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'admin', '--expires-in-days', '5'], 'FORBIDDEN'],
       [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '400'], 'VALIDATION_ERROR'],
       [['api-key', 'create', '--org', s, '--user', email, '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', 'soon'], 'VALIDATION_ERROR'],
       [['api-key', 'create', '--org', s, '--user', uniqueEmail('nobody'), '--name', 'k', '--scopes', 'projects:read', '--expires-in-days', '5'], 'NOT_FOUND'],

@@ -80,10 +80,11 @@ export const ApiKeyOut = Type.Object({
 });
 export const CreateApiKeyBody = Type.Object({
   name: Name(),
-  scopes: Type.Union([
+  // Omitted or null: a legacy key (spec 4.2 and 9: "keys without explicit scopes"; the design's "null = legacy key").
+  scopes: Type.Optional(Type.Union([
     Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
-    Type.Null({ description: 'null: a legacy key (the creator\'s full role; deprecated, every response carries the Deprecation header)' }),
-  ]),
+    Type.Null({ description: 'null (or omitted): a legacy key (the creator\'s full role; deprecated, every response carries the Deprecation header)' }),
+  ])),
   expires_at: Timestamp,
 }, strict);
 export const IdParams = Type.Object({ id: Uuid });

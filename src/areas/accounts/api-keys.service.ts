@@ -51,7 +51,7 @@ export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): v
   assertAdminScopeAllowed(input, { isRoot: p.org.isRoot, role: p.role });
   // A key never creates a key stronger than itself; a legacy key (scopes null) holds its creator's full role.
   if (p.kind === 'api_key' && p.scopes) {
-    if (input.scopes === null) throw new AppError('FORBIDDEN', 'A scoped API key cannot create a legacy key (scopes null holds the full role)', { scopes: null });
+    if (!input.scopes) throw new AppError('FORBIDDEN', 'A scoped API key cannot create a legacy key (scopes null holds the full role)', { scopes: null });
     const beyond = input.scopes.filter((s) => !scopesAllow(p.scopes!, s) && !(s.startsWith('mcp:') && p.scopes!.includes('mcp:*')));
     if (beyond.length) throw new AppError('FORBIDDEN', `This API key cannot grant scopes it does not hold: ${beyond.join(', ')}`, { scopes: beyond });
   }
@@ -66,7 +66,8 @@ export function validateNewKey(ctx: ServiceContext, input: CreateApiKeyInput): v
  * Creates a key acting as its creator. A signed-in caller creates their own key; a system context (CLI)
  * names the organization and the member the key acts as (`onBehalf`).
  */
-export async function createApiKey(ctx: ServiceContext, input: CreateApiKeyInput, onBehalf?: { orgId: string; userId: string }) {
+export async function createApiKey(ctx: ServiceContext, given: CreateApiKeyInput, onBehalf?: { orgId: string; userId: string }) {
+  const input = { ...given, scopes: given.scopes ?? null }; // without explicit scopes: a legacy key
   const p = ctx.principal;
   if (p) validateNewKey(ctx, input);
   else if (!onBehalf) throw new AppError('VALIDATION_ERROR', 'An organization and a member are required', { field: 'user' });

@@ -295,6 +295,18 @@ describe('API key credentials', () => {
     errorOf(await createKey(bearer(scoped), { scopes: null }), 403, 'FORBIDDEN');
   });
 
+  it('POST without scopes creates a legacy key too (spec 4.2, 9: "keys without explicit scopes"); a scoped key cannot', async () => {
+    const a = await newTenant(t.app);
+    const created = await req('POST', '/v1/api-keys', a.auth, { name: 'no scopes given', expires_at: inDays(30) });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toMatchObject({ scopes: null, key: expect.stringMatching(/^svc_live_/) });
+    const res = await me(bearer(created.json().data.key));
+    expect(res.headers.deprecation).toBe('@1767225600');
+    expect(res.json().data.credential).toMatchObject({ scopes: null, legacy: true });
+    const scoped = bearer(await a.apiKey(['settings:write']));
+    errorOf(await req('POST', '/v1/api-keys', scoped, { name: 'escalate', expires_at: inDays(30) }), 403, 'FORBIDDEN');
+  });
+
   it('records last_used_at', async () => {
     const a = await newTenant(t.app);
     const key = await a.apiKey();
