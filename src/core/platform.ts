@@ -94,7 +94,7 @@ export async function startPlatform(config: Config, log: Platform['log']): Promi
       : null;
     const rateLimitStore: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
     const fanout: Fanout = redis
-      ? await connectRedisFanout(config.redisUrl!, redis, (err, what) => log.warn({ err: err.message, component: 'redis' }, what))
+      ? await connectRedisFanout(config.redisUrl!, (err, what) => log.warn({ err: err.message, component: 'redis' }, what))
       : new LocalFanout();
     const platform: Platform = {
       config, db, box, signer, rateLimitStore, redis, fanout, log,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Fanout, FanoutSubscriber } from '../../core/fanout.js';
-import { redisClient, type RedisConnection } from './client.js';
+import { connectRedis, redisClient } from './client.js';
 
 /** Channel names are prefixed so that a Redis shared with other software keeps them apart. */
 const PREFIX = 'platform:fanout:';
@@ -10,16 +10,19 @@ const NODE_ID_BYTES = 16;
 const RESYNC_AFTER_FAILURE_MS = 2_000;
 
 /**
- * The fan-out over Redis pub/sub (REDIS_URL): messages are published on the platform's connection and heard on a
- * second one in subscriber mode (a subscribed connection can send no other command). node-redis subscribes again by
+ * The fan-out over Redis pub/sub (REDIS_URL), on two connections of its own: one publishes (apart from the rate-limit
+ * and ticket commands, so that a slow burst of publishes cannot fail those, nor they the publishes), the other
+ * listens in subscriber mode (a subscribed connection can send no other command). node-redis subscribes again by
  * itself after a reconnect; since messages published while a node was cut off are lost to it, every subscriber is
- * told to resync then, and also after one of its node's own publishes failed.
+ * told to resync then, and a channel whose publish failed is resynced a little later (once, however many failed).
  */
-export async function connectRedisFanout(url: string, publisher: RedisConnection, log: (err: Error, what: string) => void): Promise<Fanout> {
+export async function connectRedisFanout(url: string, log: (err: Error, what: string) => void): Promise<Fanout> {
   const nodeId = randomBytes(NODE_ID_BYTES);
   const channels = new Map<string, Set<FanoutSubscriber>>();
-  const resyncTimers = new Set<NodeJS.Timeout>();
+  /** Channels waiting to resync after a failed publish: one timer each. */
+  const resyncTimers = new Map<string, NodeJS.Timeout>();
   let closed = false;
+  const publisher = await connectRedis(url, (err) => log(err, 'Redis fan-out connection error; reconnecting'));
   const sub = redisClient(url, (err) => log(err, 'Redis subscriber connection error; reconnecting'));
   /** Channels whose SUBSCRIBE failed (the connection was down): subscribed again once it is back. */
   const failed = new Set<string>();
@@ -47,14 +50,15 @@ export async function connectRedisFanout(url: string, publisher: RedisConnection
       try { s.message(body); } catch (err) { log(err as Error, 'fan-out subscriber failed on a message'); }
     }
   };
-  await sub.connect();
+  try { await sub.connect(); } catch (err) { await publisher.close().catch(() => {}); throw err; }
   const resyncLater = (channel: string) => {
+    if (resyncTimers.has(channel)) return;
     const t = setTimeout(() => {
-      resyncTimers.delete(t);
+      resyncTimers.delete(channel);
       for (const s of channels.get(channel) ?? []) s.resync();
     }, RESYNC_AFTER_FAILURE_MS);
     t.unref();
-    resyncTimers.add(t);
+    resyncTimers.set(channel, t);
   };
 
   return {
@@ -79,15 +83,18 @@ export async function connectRedisFanout(url: string, publisher: RedisConnection
         if (!current?.delete(s) || current.size > 0) return;
         channels.delete(channel);
         failed.delete(channel);
+        clearTimeout(resyncTimers.get(channel));
+        resyncTimers.delete(channel);
         if (!closed) sub.unsubscribe(PREFIX + channel, listener, true).catch((err: Error) => log(err, 'fan-out unsubscribe failed'));
       };
     },
     async close() {
       closed = true;
-      for (const t of resyncTimers) clearTimeout(t);
+      for (const t of resyncTimers.values()) clearTimeout(t);
       channels.clear();
       if (sub.isOpen) await sub.close().catch(() => sub.destroy());
       else sub.destroy();
+      await publisher.close().catch(() => {});
     },
   };
 }

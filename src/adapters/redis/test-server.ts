@@ -81,40 +81,47 @@ export async function startRedisServer() {
     }
     return { args, rest: buf.subarray(p) };
   };
+  /** Commands read while paused, answered in order on resume (those of connections closed meanwhile never). */
+  const held: Array<() => void> = [];
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => { sockets.delete(socket); for (const subs of subscribers.values()) subs.delete(socket); });
     socket.on('error', () => {});
     let buf = Buffer.alloc(0);
     let queued: string[][] | null = null;
+    /** Runs one command and writes its reply. */
+    const answer = (raw: Buffer[]) => {
+      if (socket.destroyed) return;
+      const args = raw.map((a) => a.toString('utf8'));
+      state.commands.push(args);
+      const name = args[0].toUpperCase();
+      if (name === 'MULTI') { queued = []; socket.write(encode('OK')); return; }
+      if (name === 'EXEC') { const replies = (queued ?? []).map(run); queued = null; socket.write(encode(replies)); return; }
+      if (queued) { queued.push(args); socket.write(encode('QUEUED')); return; }
+      if (name === 'PUBLISH') {
+        const subs = [...(subscribers.get(args[1]) ?? [])];
+        for (const s of subs) s.write(encode(['message', args[1], raw[2]]));
+        socket.write(encode(subs.length));
+        return;
+      }
+      if (name === 'SUBSCRIBE' || name === 'UNSUBSCRIBE') {
+        const named = args.slice(1);
+        for (const c of name === 'UNSUBSCRIBE' && named.length === 0 ? channelsOf(socket) : named) {
+          const subs = subscribers.get(c) ?? new Set<net.Socket>();
+          subscribers.set(c, subs);
+          if (name === 'SUBSCRIBE') subs.add(socket); else subs.delete(socket);
+          socket.write(encode([name.toLowerCase(), c, channelsOf(socket).length]));
+        }
+        return;
+      }
+      socket.write(encode(run(args)));
+    };
     socket.on('data', (chunk) => {
       buf = Buffer.concat([buf, chunk]);
       for (let cmd = parse(buf); cmd; cmd = parse(buf)) {
         buf = Buffer.from(cmd.rest);
-        if (state.paused) continue;
-        const args = cmd.args.map((a) => a.toString('utf8'));
-        state.commands.push(args);
-        const name = args[0].toUpperCase();
-        if (name === 'MULTI') { queued = []; socket.write(encode('OK')); continue; }
-        if (name === 'EXEC') { const replies = (queued ?? []).map(run); queued = null; socket.write(encode(replies)); continue; }
-        if (queued) { queued.push(args); socket.write(encode('QUEUED')); continue; }
-        if (name === 'PUBLISH') {
-          const subs = [...(subscribers.get(args[1]) ?? [])];
-          for (const s of subs) s.write(encode(['message', args[1], cmd.args[2]]));
-          socket.write(encode(subs.length));
-          continue;
-        }
-        if (name === 'SUBSCRIBE' || name === 'UNSUBSCRIBE') {
-          const named = args.slice(1);
-          for (const c of name === 'UNSUBSCRIBE' && named.length === 0 ? channelsOf(socket) : named) {
-            const subs = subscribers.get(c) ?? new Set<net.Socket>();
-            subscribers.set(c, subs);
-            if (name === 'SUBSCRIBE') subs.add(socket); else subs.delete(socket);
-            socket.write(encode([name.toLowerCase(), c, channelsOf(socket).length]));
-          }
-          continue;
-        }
-        socket.write(encode(run(args)));
+        const args = cmd.args;
+        if (state.paused || held.length > 0) held.push(() => answer(args)); else answer(args);
       }
     });
   });
@@ -122,9 +129,11 @@ export async function startRedisServer() {
   const port = (server.address() as net.AddressInfo).port;
   return {
     url: `redis://127.0.0.1:${port}`, data, state,
-    /** Stops answering commands (they are read and dropped): a Redis that hangs. */
+    /** Stops answering commands (they wait, and are answered on resume): a Redis that hangs. */
     pause() { state.paused = true; },
-    resume() { state.paused = false; },
+    resume() { state.paused = false; for (const run of held.splice(0)) run(); },
+    /** Channels that have a subscriber now (pub/sub). */
+    channels: () => [...subscribers].filter(([, subs]) => subs.size > 0).map(([c]) => c),
     /** Closes every client connection (a network cut); clients reconnect by themselves. */
     dropConnections() { for (const s of sockets) s.destroy(); },
     close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),

@@ -159,7 +159,8 @@ export default async function collaborationTransport(app: FastifyInstance) {
         socket.on('message', hold);
         rooms.get(c.session.orgId, documentId).then((room) => {
           socket.off('message', hold);
-          if (socket.readyState !== 1) return;
+          // Closed while the room loaded: a room nobody joins would never close.
+          if (socket.readyState !== 1) { room.releaseIfUnused(); return; }
           room.join(socket, c.session, gate);
           for (const d of early) socket.emit('message', d, true);
         }, (err) => { req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable'); });

@@ -53,6 +53,8 @@ async function connect(server: string, node: TestApp, documentId: string) {
   return { doc, provider, text: doc.getText('content') };
 }
 
+const storedUpdates = async (documentId: string) =>
+  (await nodeA.platform.db.sys.one<{ n: number }>('SELECT count(*)::int AS n FROM document_updates WHERE document_id = $1', [documentId]))!.n;
 const contentOn = async (node: TestApp, id: string) => (await node.app.inject({ url: `/v1/documents/${id}`, headers: owner.auth })).json().data.content as string;
 
 describe('collaboration rooms on two nodes (REDIS_URL)', () => {
@@ -60,8 +62,13 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
     const id = await newDoc();
     const one = await connect(urlA, nodeA, id);
     const two = await connect(urlB, nodeB, id);
+    const stored = await storedUpdates(id); // the state a first room seeds from the content
     one.text.insert(0, 'Hello');
     await until(() => two.text.toString() === 'Hello');
+    // Stored once, by the node whose socket made it (not again by the node that relayed it).
+    await until(async () => (await storedUpdates(id)) > stored);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await storedUpdates(id)).toBe(stored + 1);
     two.text.insert(5, ', world');
     await until(() => one.text.toString() === 'Hello, world');
     one.provider.awareness.setLocalStateField('user', { name: 'Ada on A' });
@@ -94,6 +101,34 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
     two.text.insert(0, '> ');
     await until(() => one.text.toString() === '> before during');
     one.provider.destroy(); two.provider.destroy();
+  });
+
+  it('a deletion of text published while Redis hung reaches the other node afterwards (a state vector does not show it)', async () => {
+    const id = await newDoc();
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    one.text.insert(0, 'Hello world');
+    await until(() => two.text.toString() === 'Hello world');
+    redis.pause();
+    try {
+      one.text.delete(5, 6);
+      await new Promise((r) => setTimeout(r, 1_300)); // the publish has timed out
+    } finally { redis.resume(); }
+    await until(() => two.text.toString() === 'Hello', 8000);
+    one.provider.destroy(); two.provider.destroy();
+  });
+
+  it('a node stops hearing a document once its sockets there have closed; unreadable messages from another node are dropped', async () => {
+    const id = await newDoc();
+    const channel = `platform:fanout:collab:${owner.orgId}:${id}`;
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    await until(() => redis.channels().includes(channel));
+    for (const garbage of [Uint8Array.of(), Uint8Array.of(0), Uint8Array.of(0, 2, 200, 1), Uint8Array.of(1, 9), Uint8Array.of(7)]) nodeB.platform.fanout.publish(`collab:${owner.orgId}:${id}`, garbage);
+    one.text.insert(0, 'still fine');
+    await until(() => two.text.toString() === 'still fine');
+    one.provider.destroy(); two.provider.destroy();
+    await until(() => !redis.channels().includes(channel));
   });
 
   it('deleting the document on one node closes its sockets on the other (4404)', async () => {
@@ -137,8 +172,15 @@ describe('sheet sockets on two nodes (REDIS_URL)', () => {
     await until(() => onA.msgs.filter((m) => m.type === 'snapshot').length === 2);
     expect(onA.msgs.filter((m) => m.type === 'snapshot').at(-1)).toMatchObject({ display: [{ B2: 7, C3: 'from REST' }] });
 
+    // News another node cannot have sent (malformed, or not news) is dropped; the sockets keep working.
+    for (const garbage of ['null', '{"t":"cell"}', '{"t":"cell","cell":7}', '[]', 'not json', '{"t":"explode"}']) nodeB.platform.fanout.publish(`sheet:${owner.orgId}:${sheetId}`, Buffer.from(garbage));
+    onB.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'A1', value: 'after' }));
+    await until(() => onA.msgs.some((m) => m.type === 'cell' && m.cell === 'A1'));
+    expect(onA.msgs.filter((m) => m.type === 'cell').map((m) => m.cell)).toEqual(['B2', 'A1']); // its own edit, then B's: nothing from the garbage
+
     expect((await nodeB.app.inject({ method: 'DELETE', url: `/v1/documents/${sheetId}`, headers: owner.auth })).statusCode).toBe(200);
     expect(await onA.closed).toBe(4404);
     expect(await onB.closed).toBe(4404);
+    await until(() => !redis.channels().includes(`platform:fanout:sheet:${owner.orgId}:${sheetId}`));
   });
 });

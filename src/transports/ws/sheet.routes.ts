@@ -14,6 +14,17 @@ declare module 'fastify' {
 
 /** What the sheet sockets of one sheet hear, on this node and (REDIS_URL) on the others. */
 type SheetNews = { t: 'cell'; cell: Record<string, unknown> } | { t: 'refresh' } | { t: 'deleted' };
+/** SheetNews heard from another node, or null when it is not one (never trusted to be well formed). */
+function readNews(m: Uint8Array): SheetNews | null {
+  let v: unknown;
+  try { v = JSON.parse(Buffer.from(m).toString('utf8')); } catch { return null; }
+  if (typeof v !== 'object' || v === null) return null;
+  const n = v as { t?: unknown; cell?: unknown };
+  if (n.t === 'refresh' || n.t === 'deleted') return { t: n.t };
+  if (n.t === 'cell' && typeof n.cell === 'object' && n.cell !== null && (n.cell as { type?: unknown }).type === 'cell') return { t: 'cell', cell: n.cell as Record<string, unknown> };
+  return null;
+}
+
 /** The fan-out channel of a sheet's sockets (key: `<org>:<document>`). */
 const sheetChannel = (key: string) => `sheet:${key}`;
 
@@ -83,9 +94,13 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       sessions.set(socket, s);
       if (!heard.has(key)) {
         heard.set(key, fanout.subscribe(sheetChannel(key), {
-          message: (m) => { void apply(key, JSON.parse(Buffer.from(m).toString('utf8')) as SheetNews); },
+          message: (m) => {
+            const news = readNews(m);
+            if (!news) { app.platform.log.warn({ sheet: key }, 'unreadable sheet message from another node dropped'); return; }
+            apply(key, news).catch((err) => app.platform.log.warn({ err, sheet: key }, 'sheet news not delivered'));
+          },
           // Cells edited on other nodes while this one was cut off: the sockets here get the workbook again.
-          resync: () => { void apply(key, { t: 'refresh' }); },
+          resync: () => { apply(key, { t: 'refresh' }).catch((err) => app.platform.log.warn({ err, sheet: key }, 'sheet refresh not delivered')); },
         }));
       }
       socket.on('close', () => {

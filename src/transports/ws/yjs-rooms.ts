@@ -16,8 +16,8 @@ import {
 const SAVE_DEBOUNCE_MS = 300;
 /** The origin of changes heard from another node: relayed to this node's sockets, neither stored nor published again. */
 const REMOTE = Symbol('another node');
-/** A room missing updates another node has (heard out of order) asks for them at most this often. */
-const RESYNC_MIN_INTERVAL_MS = 1_000;
+/** A room asks the other nodes for what it lacks at most this often (later asks wait for the next slot). */
+const ASK_MIN_INTERVAL_MS = 1_000;
 /**
  * The whole CRDT state of a document (its `content` text with its history, and any other shared type) is bounded at
  * three times the content limit: room for the text at its limit and for the CRDT's own bookkeeping, not for data
@@ -59,8 +59,8 @@ export class Room {
   private compacting = false;
   private discarded = false;
   private readonly channel: string;
-  private readonly unsubscribe: () => void;
-  private lastResyncAt = 0;
+  private lastAskAt = 0;
+  private askTimer: NodeJS.Timeout | null = null;
   /**
    * An estimate (meant as an upper bound) of the size of the document's whole CRDT state, every shared type and not
    * only the `content` text: measured at open, then grown by STATE_GROWTH_PER_BYTE times every update's size;
@@ -68,7 +68,12 @@ export class Room {
    */
   private stateBytes: number;
 
-  constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc, private readonly hooks: RoomHooks) {
+  /**
+   * `unsubscribe` ends the room's subscription to its fan-out channel, which the registry opened before it read the
+   * state (so nothing published meanwhile is missed) and which delivers to onRemote() and resync().
+   */
+  constructor(private readonly platform: Platform, readonly orgId: string, readonly documentId: string, doc: Y.Doc,
+    private readonly hooks: RoomHooks, private readonly unsubscribe: () => void) {
     this.doc = doc;
     this.channel = collabChannel(orgId, documentId);
     this.stateBytes = Y.encodeStateAsUpdate(doc).length;
@@ -83,10 +88,9 @@ export class Room {
       this.broadcast(msg);
       if (origin !== REMOTE) this.platform.fanout.publish(this.channel, msg);
     });
-    // Subscribed after the state was loaded: what other nodes' rooms have and the database did not yet, they send
-    // in answer to the state vector.
-    this.unsubscribe = platform.fanout.subscribe(this.channel, { message: (m) => this.onRemote(m), resync: () => this.requestState() });
-    if (platform.fanout.shared) this.requestState();
+    // What other nodes' rooms have and the database does not yet (updates they are still storing), they send in
+    // answer to the state vector.
+    if (platform.fanout.shared) this.askForState();
   }
 
   private onUpdate(update: Uint8Array, origin: unknown): void {
@@ -114,15 +118,40 @@ export class Room {
   }
 
   /** Asks the document's rooms on other nodes for what this one lacks (they answer a sync step 1 with a step 2). */
-  private requestState(): void {
+  private askForState(): void {
     if (this.discarded) return;
-    this.lastResyncAt = Date.now();
+    this.lastAskAt = Date.now();
     this.platform.fanout.publish(this.channel, syncStep1Message(this.doc));
   }
 
-  /** A message from the document's room on another node. */
-  private onRemote(msg: Uint8Array): void {
+  /** askForState() now, or at the next slot when it asked within ASK_MIN_INTERVAL_MS (one ask waits, never more). */
+  private askSoon(): void {
+    if (this.askTimer || this.discarded) return;
+    const wait = Math.max(0, this.lastAskAt + ASK_MIN_INTERVAL_MS - Date.now());
+    if (wait === 0) { this.askForState(); return; }
+    this.askTimer = setTimeout(() => { this.askTimer = null; this.askForState(); }, wait);
+  }
+
+  /**
+   * Messages may have been lost between this node and the others (its Redis connection dropped, or a publish of its
+   * own failed): it asks for what it lacks, and sends its delete set, which a state vector does not show (an edit
+   * that only deleted text changes no clock, so nobody would ask for it).
+   */
+  resync(): void {
     if (this.discarded) return;
+    this.askSoon();
+    this.platform.fanout.publish(this.channel, syncStep2Message(Y.encodeStateAsUpdate(this.doc, Y.encodeStateVector(this.doc))));
+  }
+
+  /** A message from the document's room on another node; one that cannot be read is logged and dropped. */
+  onRemote(msg: Uint8Array): void {
+    if (this.discarded) return;
+    try { this.applyRemote(msg); } catch (err) {
+      this.platform.log.warn({ err, documentId: this.documentId }, 'unreadable collaboration message from another node dropped');
+    }
+  }
+
+  private applyRemote(msg: Uint8Array): void {
     const dec = decoding.createDecoder(msg);
     const type = decoding.readVarUint(dec);
     if (type === MESSAGE_DOCUMENT_DELETED) { this.hooks.deleted(this); return; }
@@ -133,14 +162,14 @@ export class Room {
       const diff = Y.encodeStateAsUpdate(this.doc, theirs);
       if (diff.length > 2) this.platform.fanout.publish(this.channel, syncStep2Message(diff));
       // They have updates this room lacks (stored by their sockets while this node was cut off): ask back.
-      if (hasMore(Y.decodeStateVector(theirs), Y.decodeStateVector(Y.encodeStateVector(this.doc)))) this.requestState();
+      if (hasMore(Y.decodeStateVector(theirs), Y.decodeStateVector(Y.encodeStateVector(this.doc)))) this.askSoon();
       return;
     }
     Y.applyUpdate(this.doc, decoding.readVarUint8Array(dec), REMOTE);
     // An update that depends on one this room never heard (lost while Redis was out of reach) waits in the doc:
     // the missing ones are asked for.
     const store = this.doc.store as unknown as { pendingStructs: unknown; pendingDs: unknown };
-    if ((store.pendingStructs || store.pendingDs) && Date.now() - this.lastResyncAt >= RESYNC_MIN_INTERVAL_MS) this.requestState();
+    if (store.pendingStructs || store.pendingDs) this.askSoon();
   }
 
   private async save(): Promise<void> {
@@ -282,11 +311,18 @@ export class Room {
   /** Stops persisting (the document is gone). */
   discard(): void {
     if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
+    if (this.askTimer) { clearTimeout(this.askTimer); this.askTimer = null; }
     this.discarded = true;
+  }
+
+  /** Closes the room if no socket joined it (the one it was opened for closed while it loaded). */
+  releaseIfUnused(): void {
+    if (this.conns.size === 0) this.hooks.empty(this);
   }
 
   destroy(): void {
     if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
+    if (this.askTimer) { clearTimeout(this.askTimer); this.askTimer = null; }
     this.unsubscribe();
     for (const ws of this.conns.keys()) ws.close(1001, 'server closing');
     this.awareness.destroy();
@@ -314,15 +350,24 @@ export class RoomRegistry {
     const key = collab.roomKey(orgId, documentId);
     let r = this.rooms.get(key);
     if (!r) {
+      // Subscribed before the state is read, so that nothing another node publishes meanwhile is missed: what it
+      // sends before the room exists is applied once it does.
+      let room: Room | undefined;
+      const early: Uint8Array[] = [];
+      const unsubscribe = this.platform.fanout.subscribe(collabChannel(orgId, documentId), {
+        message: (m) => { if (room) room.onRemote(m); else early.push(m); },
+        resync: () => room?.resync(),
+      });
       r = collab.loadState(this.platform, orgId, documentId).then((doc) => {
-        const room = new Room(this.platform, orgId, documentId, doc, {
+        room = new Room(this.platform, orgId, documentId, doc, {
           empty: (empty) => void this.close(key, empty),
           deleted: () => void this.evict(orgId, documentId, { fromAnotherNode: true }),
-        });
+        }, unsubscribe);
+        for (const m of early.splice(0)) room.onRemote(m);
         collab.liveDocs(this.platform).set(key, doc);
         return room;
       });
-      r.catch(() => this.rooms.delete(key));
+      r.catch(() => { unsubscribe(); this.rooms.delete(key); });
       this.rooms.set(key, r);
     }
     return r;
