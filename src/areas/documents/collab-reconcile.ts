@@ -1,5 +1,5 @@
 import type { Platform } from '../../core/context.js';
-import { CONTENT_TEXT, liveDocs, loadStateThrough, roomKey, saveContent } from './collab.service.js';
+import { liveDocs, roomKey, saveStoredContent } from './collab.service.js';
 import { documentsBehind } from './collab.repo.js';
 
 /** How often the job looks for documents whose collaborative text was not written back. */
@@ -20,9 +20,7 @@ export async function reconcileCollabContent(platform: Platform): Promise<number
   for (const d of behind) {
     if (live.has(roomKey(d.org_id, d.document_id))) continue;
     try {
-      const { doc, seq } = await loadStateThrough(platform, d.org_id, d.document_id);
-      await saveContent(platform, d.org_id, d.document_id, doc.getText(CONTENT_TEXT).toString(), seq);
-      doc.destroy();
+      await saveStoredContent(platform, d.org_id, d.document_id);
     } catch (err) {
       platform.log.warn({ err, documentId: d.document_id }, 'collaboration content not reconciled');
     }

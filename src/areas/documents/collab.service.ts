@@ -135,6 +135,15 @@ export async function loadStateThrough(platform: Platform, orgId: string, docume
   return { doc, seq: Number(rows[rows.length - 1].seq) };
 }
 
+/**
+ * Writes back the text of the document's stored updates (all of them, read now), unless one is stored meanwhile (its
+ * writer saves then): the reconcile job's way, and a room's when other nodes may hold updates it has not heard.
+ */
+export async function saveStoredContent(platform: Platform, orgId: string, documentId: string): Promise<void> {
+  const { doc, seq } = await loadStateThrough(platform, orgId, documentId);
+  try { await saveContent(platform, orgId, documentId, doc.getText(CONTENT_TEXT).toString(), seq); } finally { doc.destroy(); }
+}
+
 /** Appends one update; returns how many rows the document now has (to decide on compaction). */
 export async function appendUpdate(platform: Platform, orgId: string, documentId: string, update: Uint8Array): Promise<number> {
   return platform.db.tenant(orgId, (sql) => repo.appendUpdateCounted(sql, orgId, documentId, Buffer.from(update)));

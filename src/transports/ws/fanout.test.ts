@@ -118,6 +118,24 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
     one.provider.destroy(); two.provider.destroy();
   });
 
+  it('edits made on two nodes while Redis hung are both in the content written back, before the nodes hear of each other', async () => {
+    const id = await newDoc();
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    one.text.insert(0, 'base');
+    await until(() => two.text.toString() === 'base');
+    redis.pause();
+    try {
+      one.text.insert(4, ' from A');
+      two.text.insert(0, 'B: ');
+      // Each node stored its own edit; whichever writes back last, the text covers what is stored.
+      await until(async () => { const c = await contentOn(nodeA, id); return c.includes('from A') && c.includes('B: '); }, 8000);
+      expect(one.text.toString()).toBe('base from A'); // A has not heard B yet
+    } finally { redis.resume(); }
+    await until(() => one.text.toString() === two.text.toString() && one.text.toString().length === 'B: base from A'.length, 8000);
+    one.provider.destroy(); two.provider.destroy();
+  });
+
   it('a node stops hearing a document once its sockets there have closed; unreadable messages from another node are dropped', async () => {
     const id = await newDoc();
     const channel = `platform:fanout:collab:${owner.orgId}:${id}`;

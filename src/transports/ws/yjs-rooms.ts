@@ -175,7 +175,11 @@ export class Room {
   private async save(): Promise<void> {
     if (this.discarded) return;
     const text = this.doc.getText(collab.CONTENT_TEXT).toString();
-    this.chain = this.chain.then(() => collab.saveContent(this.platform, this.orgId, this.documentId, text))
+    // With other nodes (REDIS_URL), this room may not have heard every stored update (a message lost while Redis was
+    // out of reach): the text written back is then built from the stored updates, so that it says what it covers.
+    this.chain = this.chain.then(() => (this.platform.fanout.shared
+      ? collab.saveStoredContent(this.platform, this.orgId, this.documentId)
+      : collab.saveContent(this.platform, this.orgId, this.documentId, text)))
       .catch((err) => { this.platform.log.error({ err, documentId: this.documentId }, 'collaboration content not saved'); this.retrySave(); });
     await this.chain;
   }
