@@ -29,6 +29,12 @@ export const lastTotpStep = (u: UserRow, use: TotpUse): number | null => (use ==
 export const accountsRepo = {
   userByEmail: (sql: Sql, email: string) =>
     sql.one<UserRow>(`SELECT id, email, name, password_hash, mfa_totp_secret_sealed, mfa_enabled, mfa_totp_login_step, mfa_totp_step_up_step, token_version, is_active FROM users WHERE lower(email) = lower($1)`, [email]),
+  /** Whether the user is a super-admin of the root organization and no other active account is. */
+  isLastRootSuperAdmin: async (sql: Sql, userId: string) =>
+    (await sql.one<{ last: boolean }>(`SELECT EXISTS (SELECT 1 FROM memberships m JOIN organizations o ON o.id = m.org_id AND o.is_root
+        WHERE m.user_id = $1 AND m.role = 'super_admin')
+      AND NOT EXISTS (SELECT 1 FROM memberships m JOIN organizations o ON o.id = m.org_id AND o.is_root JOIN users u ON u.id = m.user_id
+        WHERE m.role = 'super_admin' AND m.user_id <> $1 AND u.is_active) AS last`, [userId]))!.last,
   /** Sets whether the account may be used; the row (id, email) when that changed it, undefined when it was so already. */
   setUserActive: (sql: Sql, userId: string, active: boolean) =>
     sql.one<{ id: string; email: string }>(`UPDATE users SET is_active = $2, updated_at = now() WHERE id = $1 AND is_active <> $2 RETURNING id, email`, [userId, active]),

@@ -1,4 +1,4 @@
-import { AppError, notFound } from '../../core/errors.js';
+import { AppError, conflict, notFound } from '../../core/errors.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { uuidv7 } from '../../core/ids.js';
 import { audit } from '../../core/audit.js';
@@ -7,6 +7,7 @@ import { accountsRepo, orgView } from './accounts.repo.js';
 import { isUuid } from '../../core/ids.js';
 import type { EntitlementsInput } from './accounts.schemas.js';
 import { auditForUser } from './password-reset.service.js';
+import { passwordTokensRepo } from './password-reset.repo.js';
 
 export async function listAllOrganizations(ctx: ServiceContext, page: { limit: number; offset: number }) {
   actor(ctx);
@@ -59,15 +60,21 @@ export async function resolveUserByEmail(ctx: ServiceContext, email: string): Pr
 
 /**
  * For an operator (CLI): deactivates or reactivates an account. A deactivated account cannot sign in, refresh, reset
- * its password or use its API keys, and its live sessions end (reactivating does not bring them back); its
- * memberships, keys and data stay. Every server sees it at once (credential change notice).
+ * its password or use its API keys; its live sessions end and its unused password tokens (reset, invitation) are
+ * spent, so reactivating brings none of them back; its memberships, keys and data stay. Every server sees it at once
+ * (credential change notice). The last active super-admin of the root organization stays (nobody could administer
+ * the platform).
  */
 export async function setUserActive(ctx: ServiceContext, email: string, active: boolean) {
   const user = await resolveUserByEmail(ctx, email);
   const changed = await ctx.platform.db.systemTx(async (sql) => {
+    if (!active && await accountsRepo.isLastRootSuperAdmin(sql, user.id)) {
+      throw conflict('This is the last active super-admin of the platform root organization; make another member super-admin first', { email: user.email });
+    }
     const row = await accountsRepo.setUserActive(sql, user.id, active);
     if (!row) return false;
     const revoked = active ? 0 : await accountsRepo.revokeUserSessions(sql, user.id);
+    if (!active) await passwordTokensRepo.spendAllOf(sql, user.id);
     await auditForUser(sql, ctx, user.id, active ? 'user.reactivated' : 'user.deactivated', active ? {} : { sessions_revoked: revoked });
     return true;
   });

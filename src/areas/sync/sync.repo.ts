@@ -8,12 +8,12 @@ export type SyncType = keyof typeof SYNC_TABLES;
 export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
 
 /**
- * Columns never sent to clients. Rows keep `org_id`, as their REST records have it (spec 2.2, the entity, relationship
- * and comment records). Document rows also keep `file_key`: the service turns them into the spec 2.4 record
- * (`folder_id`, `file_url`), which drops the remaining internal columns.
+ * Columns never sent to clients. Rows keep `org_id` where their REST records have it (spec 2.2 for a project, the
+ * entity, relationship and comment records; not a task, spec 2.3). Document rows also keep `file_key`: the service
+ * turns them into the spec 2.4 record (`folder_id`, `file_url`), which drops the remaining internal columns.
  */
 const HIDDEN: Record<SyncType, string[]> = {
-  entities: [], relationships: [], comments: [], tasks: [], projects: [],
+  entities: [], relationships: [], comments: [], tasks: ['org_id'], projects: [],
   documents: ['search', 'content_version', 'language'],
 };
 

@@ -167,7 +167,8 @@ export class CredentialResolver {
     if (!row) throw new AppError('INVALID_API_KEY', 'API key is not recognised');
     if (row.revoked_at) throw new AppError('INVALID_API_KEY', 'API key has been revoked');
     if (row.org_deleted_at) throw new AppError('INVALID_API_KEY', 'API key belongs to an organization that no longer exists');
-    if (!row.role || !row.user_active) throw new AppError('INVALID_API_KEY', 'API key creator is no longer a member of the organization');
+    if (!row.role) throw new AppError('INVALID_API_KEY', 'API key creator is no longer a member of the organization');
+    if (!row.user_active) throw new AppError('INVALID_API_KEY', 'API key creator\'s account is deactivated');
     if (Date.parse(row.expires_at) <= Date.now()) throw new AppError('AUTH_TOKEN_EXPIRED', KEY_EXPIRED);
     return {
       principal: {

@@ -58,11 +58,12 @@ const STORAGE_LIMIT_MB = { min: 1, max: 10_240 };
 /**
  * The preference `offline_sync` as PUT /v1/settings/preferences may store it: an object of `enabled` and
  * `sync_on_reconnect` (booleans) and `storage_limit_mb` (integer 1-10240), each optional; null removes it; `max_items`
- * and `resource_types` only with the values the sync config always has (a client writing back what it read). Checked
+ * and `resource_types` only with the values the sync config always has (a client writing back what it read), and
+ * then left out of what is stored. Checked
  * when written, so a client never believes a setting was saved that the sync config would then ignore.
  */
-export function assertOfflineSyncPreference(value: unknown): void {
-  if (value === null) return;
+export function offlineSyncPreference(value: unknown): Record<string, unknown> | null {
+  if (value === null) return null;
   const field = 'preferences.offline_sync';
   if (typeof value !== 'object' || Array.isArray(value)) throw validation(`${field} must be an object`, { field });
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
@@ -83,6 +84,10 @@ export function assertOfflineSyncPreference(value: unknown): void {
       throw validation(`${field} has no setting "${k}"; it takes enabled, sync_on_reconnect and storage_limit_mb (max_items and resource_types only as the sync config has them)`, { field: `${field}.${k}`, reason: 'UNKNOWN_FIELD' });
     }
   }
+  // The fixed parts are not stored: the config always has its own, and a stored copy would be refused later (a new
+  // sync type) when written back.
+  const { max_items: _max, resource_types: _types, ...settings } = value as Record<string, unknown>;
+  return settings;
 }
 
 /** Spec 2.8 offline sync preferences; the user may override enabled, sync_on_reconnect, storage_limit_mb in preferences.offline_sync. */

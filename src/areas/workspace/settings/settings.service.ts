@@ -4,7 +4,7 @@ import { audit } from '../../../core/audit.js';
 import type { Sql } from '../../../core/db/database.js';
 import { assertBoundedJson, assertSettingKeys, mergeTopLevel } from '../common.js';
 import { settingsRepo } from './settings.repo.js';
-import { assertOfflineSyncPreference } from './account.service.js';
+import { offlineSyncPreference } from './account.service.js';
 import { NOTIFICATION_KEYS_MAX, SETTINGS_BOUNDS, STAY_LOGGED_IN_HOURS, type PersonalizationInput } from './settings.schemas.js';
 
 const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
@@ -120,10 +120,10 @@ export async function getPreference(ctx: ServiceContext, key: string) {
 }
 
 /** Merges top-level keys into the caller's preferences (null removes); 413 beyond 64 KB or depth 8. */
-export async function putPreferences(ctx: ServiceContext, patch: Record<string, unknown>) {
+export async function putPreferences(ctx: ServiceContext, given: Record<string, unknown>) {
   const p = actor(ctx);
-  assertSettingKeys('preferences', patch);
-  if (Object.hasOwn(patch, 'offline_sync')) assertOfflineSyncPreference(patch.offline_sync);
+  assertSettingKeys('preferences', given);
+  const patch = Object.hasOwn(given, 'offline_sync') ? { ...given, offline_sync: offlineSyncPreference(given.offline_sync) } : given;
   return ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const prev = await settingsRepo.userDocForUpdate(sql, p.orgId, p.userId, 'preferences');
     const next = mergeTopLevel(prev?.value ?? {}, patch);

@@ -284,6 +284,8 @@ describe('profile, security, skills, sync-config', () => {
     const written = { ...read, enabled: false, resource_types: [...read.resource_types].reverse() };
     expect((await req('PUT', '/v1/settings/preferences', a.auth, { preferences: { offline_sync: written } })).statusCode).toBe(200);
     expect((await req('GET', '/v1/preferences/offline-sync', a.auth)).json().data).toEqual({ ...read, enabled: false });
+    // Only the settings are stored (the fixed parts are the config's own).
+    expect((await req('GET', '/v1/settings/preferences', a.auth)).json().data.preferences.offline_sync).toEqual({ enabled: false, sync_on_reconnect: true, storage_limit_mb: 50 });
   });
 
   it('every read route needs a credential', async () => {
