@@ -106,6 +106,26 @@ describe('Redis fan-out (REDIS_URL)', () => {
     } finally { await a.close(); await b.close(); }
   });
 
+  it('publishes that failed resync their channel once, here and (by a notice) on the other nodes, however many failed', async () => {
+    const a = await connectRedisFanout(srv.url, () => {});
+    const b = await connectRedisFanout(srv.url, () => {});
+    try {
+      const resyncs = { a: 0, b: 0, other: 0 };
+      a.subscribe('doc-4', { message() {}, resync: () => { resyncs.a++; } });
+      b.subscribe('doc-4', { message() {}, resync: () => { resyncs.b++; } });
+      b.subscribe('doc-5', { message() {}, resync: () => { resyncs.other++; } });
+      await new Promise((r) => setTimeout(r, 50));
+      srv.pause();
+      try {
+        for (let i = 0; i < 30; i++) a.publish('doc-4', Uint8Array.of(i));
+        await new Promise((r) => setTimeout(r, 1_200)); // they time out
+      } finally { srv.resume(); }
+      await until(() => resyncs.a >= 1 && resyncs.b >= 1, 5_000);
+      await new Promise((r) => setTimeout(r, 2_500)); // nothing more comes
+      expect(resyncs).toEqual({ a: 1, b: 1, other: 0 });
+    } finally { await a.close(); await b.close(); }
+  });
+
   it('after the connection to Redis is lost and back, every subscriber is told to resync', async () => {
     const a = await connectRedisFanout(srv.url, () => {});
     try {

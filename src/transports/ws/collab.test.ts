@@ -7,6 +7,7 @@ import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps, setDocumentsDeps } from '../../areas/documents/deps.js';
 import { AppError } from '../../core/errors.js';
+import { liveDocs, roomKey } from '../../areas/documents/collab.service.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -361,6 +362,27 @@ function rawUpgrade(path: string, headers: Record<string, string>): Promise<{ st
   });
 }
 const KEY = { 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13' };
+
+describe('room lifecycle', () => {
+  it('a room whose only socket closed while it loaded closes too (it would hold the document for ever)', async () => {
+    const id = await newDoc(a);
+    const key = roomKey(a.orgId, id);
+    // The room's first load seeds the state under a lock on the document: held here, the socket is gone before it.
+    await t.platform.db.systemTx(async (sql) => {
+      await sql.query('SELECT 1 FROM documents WHERE id = $1 FOR UPDATE', [id]);
+      const ws = new WebSocket(`${base}/v1/collaboration/ws/${id}?ticket=${await ticket(a)}`);
+      const closed = new Promise((resolve) => ws.on('close', resolve));
+      ws.on('upgrade', () => ws.terminate());
+      ws.on('error', () => {});
+      await closed;
+      await new Promise((r) => setTimeout(r, 100)); // the server has seen the close
+    });
+    // The room loaded once the lock was gone (it stored the seeded state), and closed since.
+    await until(async () => (await t.platform.db.sys.one<{ n: number }>('SELECT count(*)::int AS n FROM document_updates WHERE document_id = $1', [id]))!.n > 0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(liveDocs(t.platform).has(key)).toBe(false);
+  });
+});
 
 describe('handshake and scope checks before the upgrade', () => {
   it('a malformed WebSocket handshake is 400 VALIDATION_ERROR in the envelope and does not use up the ticket', async () => {

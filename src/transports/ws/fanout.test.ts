@@ -118,6 +118,23 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
     one.provider.destroy(); two.provider.destroy();
   });
 
+  it('an edit whose publish failed reaches the other node once Redis answers, though its sender\'s room closed meanwhile', async () => {
+    const id = await newDoc();
+    const one = await connect(urlA, nodeA, id);
+    const two = await connect(urlB, nodeB, id);
+    one.text.insert(0, 'base');
+    await until(() => two.text.toString() === 'base');
+    redis.pause();
+    try {
+      one.text.insert(4, ' typed before closing the tab');
+      await until(async () => (await contentOn(nodeA, id)).endsWith('tab')); // stored, and written back, by A
+      one.provider.destroy();
+      await new Promise((r) => setTimeout(r, 1_100)); // A's publish has failed
+    } finally { redis.resume(); }
+    await until(() => two.text.toString() === 'base typed before closing the tab', 8000);
+    two.provider.destroy();
+  });
+
   it('edits made on two nodes while Redis hung are both in the content written back, before the nodes hear of each other', async () => {
     const id = await newDoc();
     const one = await connect(urlA, nodeA, id);

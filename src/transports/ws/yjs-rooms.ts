@@ -133,14 +133,21 @@ export class Room {
   }
 
   /**
-   * Messages may have been lost between this node and the others (its Redis connection dropped, or a publish of its
-   * own failed): it asks for what it lacks, and sends its delete set, which a state vector does not show (an edit
-   * that only deleted text changes no clock, so nobody would ask for it).
+   * Messages may have been lost between this node and the others (its Redis connection dropped, or a publish failed,
+   * here or on another node): it asks the others' rooms for what it lacks, sends its delete set, which a state
+   * vector does not show (an edit that only deleted text changes no clock, so nobody would ask for it), and reads
+   * the stored updates (the node that stored what it missed may have closed its room since).
    */
   resync(): void {
     if (this.discarded) return;
     this.askSoon();
     this.platform.fanout.publish(this.channel, syncStep2Message(Y.encodeStateAsUpdate(this.doc, Y.encodeStateVector(this.doc))));
+    this.chain = this.chain.then(async () => {
+      const { doc } = await collab.loadStateThrough(this.platform, this.orgId, this.documentId);
+      try {
+        if (!this.discarded) Y.applyUpdate(this.doc, Y.encodeStateAsUpdate(doc, Y.encodeStateVector(this.doc)), REMOTE);
+      } finally { doc.destroy(); }
+    }).catch((err) => this.platform.log.warn({ err, documentId: this.documentId }, 'collaboration room could not read the stored updates'));
   }
 
   /** A message from the document's room on another node; one that cannot be read is logged and dropped. */
