@@ -53,6 +53,16 @@ async function connect(server: string, node: TestApp, documentId: string) {
   return { doc, provider, text: doc.getText('content') };
 }
 
+/** A new document with a client on each node, both showing `text` typed on node A. */
+async function onBothNodes(text: string) {
+  const id = await newDoc();
+  const one = await connect(urlA, nodeA, id);
+  const two = await connect(urlB, nodeB, id);
+  one.text.insert(0, text);
+  await until(() => two.text.toString() === text);
+  return { id, one, two };
+}
+
 const storedUpdates = async (documentId: string) =>
   (await nodeA.platform.db.sys.one<{ n: number }>('SELECT count(*)::int AS n FROM document_updates WHERE document_id = $1', [documentId]))!.n;
 const contentOn = async (node: TestApp, id: string) => (await node.app.inject({ url: `/v1/documents/${id}`, headers: owner.auth })).json().data.content as string;
@@ -90,11 +100,7 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
   });
 
   it('an edit made while the nodes were cut off from Redis reaches the other node once they are back', async () => {
-    const id = await newDoc();
-    const one = await connect(urlA, nodeA, id);
-    const two = await connect(urlB, nodeB, id);
-    one.text.insert(0, 'before');
-    await until(() => two.text.toString() === 'before');
+    const { one, two } = await onBothNodes('before');
     redis.dropConnections();
     one.text.insert(6, ' during');
     await until(() => two.text.toString() === 'before during', 8000);
@@ -104,11 +110,7 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
   });
 
   it('a deletion of text published while Redis hung reaches the other node afterwards (a state vector does not show it)', async () => {
-    const id = await newDoc();
-    const one = await connect(urlA, nodeA, id);
-    const two = await connect(urlB, nodeB, id);
-    one.text.insert(0, 'Hello world');
-    await until(() => two.text.toString() === 'Hello world');
+    const { one, two } = await onBothNodes('Hello world');
     redis.pause();
     try {
       one.text.delete(5, 6);
@@ -119,11 +121,7 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
   });
 
   it('an edit whose publish failed reaches the other node once Redis answers, though its sender\'s room closed meanwhile', async () => {
-    const id = await newDoc();
-    const one = await connect(urlA, nodeA, id);
-    const two = await connect(urlB, nodeB, id);
-    one.text.insert(0, 'base');
-    await until(() => two.text.toString() === 'base');
+    const { id, one, two } = await onBothNodes('base');
     redis.pause();
     try {
       one.text.insert(4, ' typed before closing the tab');
@@ -136,11 +134,7 @@ describe('collaboration rooms on two nodes (REDIS_URL)', () => {
   });
 
   it('edits made on two nodes while Redis hung are both in the content written back, before the nodes hear of each other', async () => {
-    const id = await newDoc();
-    const one = await connect(urlA, nodeA, id);
-    const two = await connect(urlB, nodeB, id);
-    one.text.insert(0, 'base');
-    await until(() => two.text.toString() === 'base');
+    const { id, one, two } = await onBothNodes('base');
     redis.pause();
     try {
       one.text.insert(4, ' from A');
