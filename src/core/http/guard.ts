@@ -8,6 +8,8 @@ import type { RateLimitHit } from '../rate-limit.js';
 
 export const STEP_UP_WINDOW_MS = 5 * 60 * 1000;
 export const LEGACY_KEY_DEPRECATED_AT = '@1767225600';
+/** When the deprecated routes of /v1 were deprecated (RFC 9745 date): with 1.0.0, as legacy keys. */
+const DEPRECATED_SINCE = LEGACY_KEY_DEPRECATED_AT;
 
 function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | null): string {
   const rl = needs.rateLimit || {};
@@ -150,6 +152,7 @@ function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply, dra
   const routeOptions = req.routeOptions;
   const needs = routeOptions.config as RouteNeeds;
   const url = routeOptions.url ?? null;
+  if (needs.deprecatedBy) reply.header('Deprecation', DEPRECATED_SINCE).header('Link', `<${needs.deprecatedBy}>; rel="successor-version"`);
   if (needs.auth === 'public') return chain(markLegacyKey(platform, req, reply), () => afterAuth(platform, req, reply, needs, url, null, null));
   let principal: Principal | undefined;
   let token: string;

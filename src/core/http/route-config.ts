@@ -30,6 +30,11 @@ export interface RouteNeeds {
    * 400 INVALID_JSON on a route with a body schema (it is not parseable JSON, spec part 7).
    */
   bodyOptional?: boolean;
+  /**
+   * A deprecated route (spec 9), by the path that replaces it: every answer, errors included, carries `Deprecation`
+   * (RFC 9745, as a legacy key's) and `Link: <successor>; rel="successor-version"`.
+   */
+  deprecatedBy?: string;
   /** Body media types the route takes, named by the 415 answer (default: application/json). */
   accepts?: string[];
   /**

@@ -38,8 +38,11 @@ export default async function settingsRoutes(app: FastifyInstance) {
     async (req) => ok(await account.getSecurity(req.ctx)));
   const skills = { config: R, schema: { summary: 'Assistant skills and whether the organization enables them', response: { 200: Envelope(S.SkillsOut) } } };
   app.get('/v1/settings/ai-skills', skills, async (req) => ok(await account.getSkills(req.ctx)));
-  app.get('/v1/settings/skills', { ...skills, schema: { ...skills.schema, summary: 'Alias of GET /v1/settings/ai-skills (deprecated)', deprecated: true } },
-    async (req) => ok(await account.getSkills(req.ctx)));
+  // Spec 9: a deprecated alias; its answers say so and name the route to use.
+  app.get('/v1/settings/skills', {
+    config: { ...R, deprecatedBy: '/v1/settings/ai-skills' },
+    schema: { ...skills.schema, summary: 'Alias of GET /v1/settings/ai-skills (deprecated)', deprecated: true },
+  }, async (req) => ok(await account.getSkills(req.ctx)));
   app.get('/v1/settings/sync-config', { config: R, schema: { summary: 'Offline sync preferences (spec 2.8)', response: { 200: Envelope(S.SyncConfigOut) } } },
     async (req) => ok(await account.getSyncConfig(req.ctx)));
 

@@ -250,6 +250,12 @@ describe('profile, security, skills, sync-config', () => {
     expect(s2.json()).toEqual(s1.json());
     expect(s1.json().data.skills.find((s: { key: string }) => s.key === 'translate').enabled).toBe(false);
     expect(s1.json().data.skills.find((s: { key: string }) => s.key === 'summarize').enabled).toBe(true);
+    // The alias is deprecated (spec 9): its answers say so, errors too, and name the route to use; the route's do not.
+    expect(s2.headers).toMatchObject({ deprecation: '@1767225600', link: '</v1/settings/ai-skills>; rel="successor-version"' });
+    const refused = await t.app.inject({ url: '/v1/settings/skills' });
+    errorOf(refused, 401, 'AUTH_REQUIRED');
+    expect(refused.headers.deprecation).toBe('@1767225600');
+    expect(s1.headers.deprecation).toBeUndefined();
   });
 
   it('sync-config gives spec 2.8 defaults and honours preferences.offline_sync', async () => {
