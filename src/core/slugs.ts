@@ -4,7 +4,8 @@ import { isUuid } from './ids.js';
 
 /** Spec 2.2: lowercase alphanumeric with single internal hyphens. */
 export const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const SLUG_MAX = 100;
+/** Spec 2.2 sets no length; spec 8 checks availability of slugs of 1-256 chars, so a slug can be as long as that. */
+export const SLUG_MAX = 256;
 
 /**
  * A slug in a request body. The rules are checked by assertSlug, not by the schema, so that every broken rule (length
