@@ -98,8 +98,8 @@ export class Room {
     if (this.discarded) return;
     const msg = syncUpdateMessage(update);
     this.broadcast(msg, origin as WebSocket);
-    // The content write-back below runs on every node with the room open (each writes the text it has then, and the
-    // last one has every update); the update itself is stored by the node its socket (or REST write) came to.
+    // The update is stored by the node its socket (or REST write) came to; the content write-back below runs on every
+    // node with the room open (see save()).
     if (origin !== REMOTE) this.store(update, msg);
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_DEBOUNCE_MS);
