@@ -10,7 +10,11 @@ import { runTool, toRpcError, type Logger } from './tool-call.js';
 import { parseResourceUri, type ResourceProvider, type ResourceRef } from './resources/define.js';
 
 /** Newest first; the version this server speaks by default and offers when a client asks for one it lacks. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/**
+ * Versions a client may negotiate. Not 2025-03-26: it requires servers to take JSON-RPC batches, which this server does
+ * not (2025-06-18 removed them); a client asking for it is offered 2025-11-25.
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'] as const;
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
 export const SERVER_INFO = { name: 'platform-api', title: 'Platform API', version: SERVER_VERSION };
 
@@ -35,7 +39,7 @@ const isPlainObject = (v: unknown): v is Record<string, any> => typeof v === 'ob
 
 function params(req: JsonRpcRequest): Record<string, any> {
   if (req.params === undefined) return {};
-  if (!isPlainObject(req.params)) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: "params" of ${req.method} must be an object`);
+  if (!isPlainObject(req.params)) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: "params" of ${req.method} must be an object`, { field: 'params' });
   return req.params;
 }
 
@@ -148,7 +152,8 @@ export class McpDispatcher {
 
   private async readResource(ctx: ServiceContext, uri: string) {
     const parsed = parseResourceUri(uri);
-    if (!parsed) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: "${uri}" is not a platform:// resource URI`, { uri });
+    // A URI of another scheme names no resource here, like an unknown platform:// one (MCP: -32002 "resource not found").
+    if (!parsed) throw new RpcError(RPC.RESOURCE_NOT_FOUND, `Resource not found: "${uri}" is not a platform:// resource URI`, { uri });
     const provider = this.providers.find((r) => r.kind === parsed.kind);
     if (!provider) throw new RpcError(RPC.RESOURCE_NOT_FOUND, 'Resource not found', { uri });
     checkAccess(actor(ctx), this.gateOf(provider));

@@ -68,8 +68,11 @@ export function classify(body: unknown): Classified {
     return bad('"method" is required');
   }
   if (typeof body.method !== 'string' || body.method === '') return bad('"method" must be a non-empty string');
-  if ('params' in body && body.params !== undefined && typeof body.params !== 'object') return bad('"params" must be an object');
-  if ('params' in body && (body.params === null)) return bad('"params" must be an object');
+  // A request whose params are not an object is well formed but its params are not usable: -32602, as for an array
+  // (spec 4.2: "params object"; docs/mcp.md).
+  if ('params' in body && body.params !== undefined && (typeof body.params !== 'object' || body.params === null)) {
+    return { kind: 'invalid', id, error: { code: RPC.INVALID_PARAMS, message: `Invalid params: "params" of ${body.method} must be an object`, data: { field: 'params' } } };
+  }
   if (!hasId) return { kind: 'notification', msg: body as unknown as JsonRpcNotification };
   return { kind: 'request', msg: body as unknown as JsonRpcRequest };
 }

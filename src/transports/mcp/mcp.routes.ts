@@ -187,17 +187,19 @@ export default async function mcpTransport(app: FastifyInstance) {
       },
     },
   }, async (req, reply) => {
+    const readable = !(req.body instanceof ParseFailure) && req.body !== undefined;
+    const forbidden = req.body instanceof ForbiddenKey ? req.body : null;
+    const msg = readable ? classify(forbidden ? forbidden.message : req.body) : null;
+    // The request's id in every answer once the message could be read (docs/mcp.md), the 406 included.
+    const id = msg?.kind === 'request' ? msg.msg.id : null;
     const mode = replyMode(header(req, 'accept'));
-    if (!mode) return transportError(reply, 406, RPC.TRANSPORT_ERROR, 'Not Acceptable: the client must accept application/json or text/event-stream');
+    if (!mode) return transportError(reply, 406, RPC.TRANSPORT_ERROR, 'Not Acceptable: the client must accept application/json or text/event-stream', id);
     const { dispatcher } = ensure();
 
-    if (req.body instanceof ParseFailure || req.body === undefined) {
+    if (!msg) {
       return send(reply, 200, rpcError(null, RPC.PARSE_ERROR, `Parse error: ${req.body instanceof ParseFailure ? req.body.reason : 'empty body'}`), mode);
     }
-    const forbidden = req.body instanceof ForbiddenKey ? req.body : null;
-    const msg = classify(forbidden ? forbidden.message : req.body);
     const isInitialize = msg.kind === 'request' && msg.msg.method === 'initialize';
-    const id = msg.kind === 'request' ? msg.msg.id : null;
 
     // Session and version headers are checked on everything but initialize (which starts a new session).
     if (!isInitialize) {
@@ -216,7 +218,7 @@ export default async function mcpTransport(app: FastifyInstance) {
       }
     }
 
-    if (msg.kind === 'invalid') return send(reply, 200, rpcError(msg.id, msg.error.code, msg.error.message), mode);
+    if (msg.kind === 'invalid') return send(reply, 200, rpcError(msg.id, msg.error.code, msg.error.message, msg.error.data), mode);
     if (msg.kind === 'notification' || msg.kind === 'response') return reply.code(202).send();
     if (forbidden) {
       return send(reply, 200, rpcError(msg.msg.id, RPC.INVALID_PARAMS, `Invalid params: ${forbidden.reason} ("__proto__" and "constructor.prototype" keys are refused)`), mode);
