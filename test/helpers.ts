@@ -93,3 +93,17 @@ export async function appWithCapturedLogs(t: TestApp): Promise<{ app: App; lines
   const app = await buildApp({ ...t.platform, config: { ...t.platform.config, jobPollMs: 0 } }, { loggerInstance: logger as never });
   return { app, lines };
 }
+
+/** Waits for `cond` (checked every 20 ms) and fails the test when it does not hold within `ms`. */
+export async function until(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (await cond()) return; await new Promise((r) => setTimeout(r, 20)); }
+  throw new Error('condition not met in time');
+}
+
+/** Starts the app on a free local port (for WebSocket clients); its ws:// base URL. */
+export async function listenLocally(t: TestApp): Promise<string> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as { port: number };
+  return `ws://127.0.0.1:${port}`;
+}

@@ -29,21 +29,14 @@ export async function connectRedisFanout(url: string, log: (err: Error, what: st
   let closed = false;
   const publisher = await connectRedis(url, (err) => log(err, 'Redis fan-out connection error; reconnecting'));
   const sub = redisClient(url, (err) => log(err, 'Redis subscriber connection error; reconnecting'));
-  /** Channels whose SUBSCRIBE failed (the connection was down): subscribed again once it is back. */
-  const failed = new Set<string>();
+  // node-redis keeps the listeners of a subscribed client and subscribes them again after a reconnect, also those
+  // subscribed while it was down (tested); a subscriber only has to catch up with what it missed.
   const subscribe = (channel: string) => {
-    failed.delete(channel);
-    sub.subscribe(PREFIX + channel, listener, true).catch((err: Error) => {
-      log(err, 'fan-out subscribe failed');
-      if (channels.has(channel)) failed.add(channel);
-    });
+    sub.subscribe(PREFIX + channel, listener, true).catch((err: Error) => log(err, 'fan-out subscribe failed'));
   };
   let readyBefore = false;
   sub.on('ready', () => {
-    if (readyBefore) {
-      for (const channel of [...failed]) subscribe(channel);
-      for (const subs of channels.values()) for (const s of subs) s.resync();
-    }
+    if (readyBefore) for (const subs of channels.values()) for (const s of subs) s.resync();
     readyBefore = true;
   });
 
@@ -93,7 +86,6 @@ export async function connectRedisFanout(url: string, log: (err: Error, what: st
         const current = channels.get(channel);
         if (!current?.delete(s) || current.size > 0) return;
         channels.delete(channel);
-        failed.delete(channel);
         // A pending resync timer stays: the other nodes still need the notice of what this one failed to send.
         if (!closed) sub.unsubscribe(PREFIX + channel, listener, true).catch((err: Error) => log(err, 'fan-out unsubscribe failed'));
       };

@@ -4,6 +4,7 @@ import { RedisRateLimitStore } from './rate-limit-store.js';
 import { RedisTicketStore } from '../../areas/documents/tickets.js';
 import { startRedisServer } from './test-server.js';
 import { connectRedisFanout } from './fanout.js';
+import { until } from '../../../test/helpers.js';
 
 let srv: Awaited<ReturnType<typeof startRedisServer>>;
 let nodeA: RedisConnection;
@@ -126,6 +127,21 @@ describe('Redis fan-out (REDIS_URL)', () => {
     } finally { await a.close(); await b.close(); }
   });
 
+  it('a channel subscribed while the connection was down is subscribed once it is back', async () => {
+    const a = await connectRedisFanout(srv.url, () => {});
+    const b = await connectRedisFanout(srv.url, () => {});
+    try {
+      srv.dropConnections();
+      await new Promise((r) => setTimeout(r, 10));
+      const heard: number[][] = [];
+      a.subscribe('doc-6', { message: (m) => heard.push([...m]), resync() {} });
+      await until(() => srv.channels().includes('platform:fanout:doc-6'));
+      b.publish('doc-6', Uint8Array.of(6));
+      await until(() => heard.length === 1);
+      expect(heard).toEqual([[6]]);
+    } finally { await a.close(); await b.close(); }
+  });
+
   it('after the connection to Redis is lost and back, every subscriber is told to resync', async () => {
     const a = await connectRedisFanout(srv.url, () => {});
     try {
@@ -137,11 +153,3 @@ describe('Redis fan-out (REDIS_URL)', () => {
     } finally { await a.close(); }
   });
 });
-
-async function until(cond: () => boolean, ms = 3_000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -3,7 +3,7 @@ import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import net, { type AddressInfo } from 'node:net';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, errorOf, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps, setDocumentsDeps } from '../../areas/documents/deps.js';
 import { AppError } from '../../core/errors.js';
@@ -15,14 +15,9 @@ let b: Tenant;
 let base: string;
 const providers: WebsocketProvider[] = [];
 
-async function listen(app: TestApp) {
-  await app.app.listen({ port: 0, host: '127.0.0.1' });
-  return `ws://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`;
-}
-
 beforeAll(async () => {
   t = await buildTestApp();
-  base = await listen(t);
+  base = await listenLocally(t);
   a = await newTenant(t.app);
   b = await newTenant(t.app);
 });
@@ -43,12 +38,6 @@ function connect(server: string, room: string, params: Record<string, string>, p
   const provider = new WebsocketProvider(`${server}${path}`, room, doc, { WebSocketPolyfill: WebSocket as never, params, disableBc: true, maxBackoffTime: 200 });
   providers.push(provider);
   return { doc, provider, text: doc.getText('content') };
-}
-
-async function until(cond: () => boolean | Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { if (await cond()) return; await new Promise((r) => setTimeout(r, 20)); }
-  throw new Error('condition not met in time');
 }
 
 /** Raw upgrade attempt: resolves with the HTTP status of a refusal, or 101 when the socket opened. */
@@ -309,7 +298,7 @@ describe('collaboration', () => {
   it('a server shutting down closes open sockets with 1001 (going away)', async () => {
     const other = await buildTestApp();
     try {
-      const server = await listen(other);
+      const server = await listenLocally(other);
       const who = await newTenant(other.app);
       const id = (await other.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Closing' } })).json().data.id as string;
       const tk = (await other.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: who.auth })).json().data.ticket as string;
@@ -336,7 +325,7 @@ describe('collaboration', () => {
     expect(rows[0].n).toBeLessThan(100);
     await t.close();
     t = await buildTestApp();
-    base = await listen(t);
+    base = await listenLocally(t);
     const c2 = connect(base, id, { ticket: await ticket(a) });
     await until(() => c2.provider.synced);
     expect(c2.text.toString()).toBe('0123456789'.repeat(12));

@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { startRedisServer } from '../../adapters/redis/test-server.js';
 
 let redis: Awaited<ReturnType<typeof startRedisServer>>;
@@ -18,15 +17,10 @@ let urlB: string;
 let owner: Tenant;
 const providers: WebsocketProvider[] = [];
 
-async function listen(node: TestApp) {
-  await node.app.listen({ port: 0, host: '127.0.0.1' });
-  return `ws://127.0.0.1:${(node.app.server.address() as AddressInfo).port}`;
-}
-
 beforeAll(async () => {
   redis = await startRedisServer();
   [nodeA, nodeB] = await Promise.all([buildTestApp({ redisUrl: redis.url }), buildTestApp({ redisUrl: redis.url })]);
-  [urlA, urlB] = await Promise.all([listen(nodeA), listen(nodeB)]);
+  [urlA, urlB] = await Promise.all([listenLocally(nodeA), listenLocally(nodeB)]);
   owner = await newTenant(nodeA.app);
 });
 afterAll(async () => {
@@ -34,12 +28,6 @@ afterAll(async () => {
   await Promise.all([nodeA?.close(), nodeB?.close()]);
   await redis?.close();
 });
-
-async function until(cond: () => boolean | Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { if (await cond()) return; await new Promise((r) => setTimeout(r, 20)); }
-  throw new Error('condition not met in time');
-}
 
 const newDoc = async () => (await nodeA.app.inject({ method: 'POST', url: '/v1/documents', headers: owner.auth, payload: { title: 'Two nodes', content: '' } })).json().data.id as string;
 const ticket = async (node: TestApp) => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: owner.auth })).json().data.ticket as string;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, errorOf, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -10,8 +9,7 @@ let sheetId: string;
 
 beforeAll(async () => {
   t = await buildTestApp();
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `ws://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  base = await listenLocally(t);
   a = await newTenant(t.app);
   const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Grid' } })).json().data.id;
   sheetId = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name: 'Live grid' } })).json().data.document.id;
@@ -29,12 +27,6 @@ function open(token: string, documentId = sheetId): Promise<{ ws: WebSocket; msg
     ws.on('error', () => {});
   });
 }
-async function until(cond: () => boolean, ms = 3000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { if (cond()) return; await new Promise((r) => setTimeout(r, 20)); }
-  throw new Error('timeout');
-}
-
 describe('GET /v1/sheet/ws', () => {
   it('edits cells with formulas and fans out to other sockets', async () => {
     const c1 = await open(a.token);
