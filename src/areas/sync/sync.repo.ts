@@ -6,6 +6,8 @@ export const SYNC_TABLES = {
 } as const;
 export type SyncType = keyof typeof SYNC_TABLES;
 export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
+/** Records per pull page at most, and the sync config's `max_items` (spec 2.8: always 500). */
+export const SYNC_PAGE_MAX = 500;
 
 /**
  * Columns never sent to clients. Rows keep `org_id` where their REST records have it (spec 2.2 for a project, the

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { SYNC_PAGE_MAX } from './sync.repo.js';
 import { OffsetQuery } from '../../core/pagination.js';
 
 const strict = { additionalProperties: false } as const;
@@ -18,7 +19,7 @@ export const ResourceTypeParams = Type.Object({
 export const SyncQuery = Type.Object({
   since: Type.Optional(Type.Integer({ minimum: 0, maximum: 8_640_000_000_000, description: 'epoch milliseconds; omit for a bulk download' })),
   cursor: Type.Optional(Type.String({ maxLength: 500 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 500 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SYNC_PAGE_MAX, default: SYNC_PAGE_MAX })),
 });
 export const SyncPageOut = Type.Object({
   resource_type: Type.String(), mode: Type.Union([Type.Literal('bulk'), Type.Literal('delta')]),

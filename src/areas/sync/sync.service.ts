@@ -8,7 +8,6 @@ import * as repo from './sync.repo.js';
 import { toDocument } from '../documents/documents.service.js';
 import type { DocumentRow } from '../documents/documents.repo.js';
 
-export const SYNC_PAGE_MAX = 500;
 
 const NEEDS: Record<repo.SyncType, { scope: string; permission: string }> = {
   documents: { scope: 'documents:read', permission: 'document.view' },
@@ -57,7 +56,7 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
     throw new AppError('NOT_FOUND', `Unknown resource type "${input.resourceType}"`, { supported: repo.SYNC_TYPES });
   }
   checkNeeds(NEEDS[type], p);
-  const limit = Math.min(input.limit ?? SYNC_PAGE_MAX, SYNC_PAGE_MAX);
+  const limit = Math.min(input.limit ?? repo.SYNC_PAGE_MAX, repo.SYNC_PAGE_MAX);
   const pageAt = (sql: Sql, c: Cursor) => repo.changes(sql, p.orgId, type, { after: c.a, bound: c.b, sinceMs: c.s, limit: limit + 1 });
   let cur: Cursor;
   let rows: repo.ChangeRow[];

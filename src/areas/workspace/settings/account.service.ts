@@ -2,7 +2,7 @@ import { actor, type ServiceContext } from '../../../core/context.js';
 import { notFound, validation } from '../../../core/errors.js';
 import { STEP_UP_WINDOW_MS } from '../../../core/http/guard.js';
 import { accountRepo, settingsRepo } from './settings.repo.js';
-import { SYNC_TYPES } from '../../sync/sync.repo.js';
+import { SYNC_PAGE_MAX, SYNC_TYPES } from '../../sync/sync.repo.js';
 
 /** The caller's profile in this organization, with the display choices of their personalization. */
 export async function getProfile(ctx: ServiceContext) {
@@ -76,7 +76,7 @@ export function offlineSyncPreference(value: unknown): Record<string, unknown> |
     } else if (k === 'max_items') {
       // Read-only parts of the sync config (spec 2.8): a client writing back the object it read is accepted as long
       // as it repeats them; a different value would be a setting the config ignores.
-      if (v !== 500) throw validation(`${field}.max_items is always 500`, { field: `${field}.max_items` });
+      if (v !== SYNC_PAGE_MAX) throw validation(`${field}.max_items is always ${SYNC_PAGE_MAX}`, { field: `${field}.max_items` });
     } else if (k === 'resource_types') {
       const same = Array.isArray(v) && v.length === SYNC_TYPES.length && SYNC_TYPES.every((t) => v.includes(t));
       if (!same) throw validation(`${field}.resource_types is always ${JSON.stringify(SYNC_TYPES)}`, { field: `${field}.resource_types` });
@@ -99,7 +99,7 @@ export async function getSyncConfig(ctx: ServiceContext) {
   const mb = Number.isInteger(o.storage_limit_mb) && (o.storage_limit_mb as number) >= STORAGE_LIMIT_MB.min && (o.storage_limit_mb as number) <= STORAGE_LIMIT_MB.max ? o.storage_limit_mb as number : 50;
   return {
     enabled: typeof o.enabled === 'boolean' ? o.enabled : true,
-    max_items: 500 as const,
+    max_items: SYNC_PAGE_MAX,
     sync_on_reconnect: typeof o.sync_on_reconnect === 'boolean' ? o.sync_on_reconnect : true,
     storage_limit_mb: mb,
     resource_types: [...SYNC_TYPES], // the types GET /v1/sync/{resourceType} serves, as /v1/preferences/offline-sync says

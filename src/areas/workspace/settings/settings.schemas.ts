@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { JsonObject, strict, Timestamp, Uuid } from '../common.js';
+import { SYNC_PAGE_MAX } from '../../sync/sync.repo.js';
 
 /** Bounds of stored JSON settings documents (organization settings, preferences). */
 export const SETTINGS_BOUNDS = { maxBytes: 64 * 1024, maxDepth: 8 } as const;
@@ -84,7 +85,7 @@ export const SkillsOut = Type.Object({
 });
 export const SyncConfigOut = Type.Object({
   enabled: Type.Boolean(),
-  max_items: Type.Literal(500),
+  max_items: Type.Literal(SYNC_PAGE_MAX),
   sync_on_reconnect: Type.Boolean(),
   storage_limit_mb: Type.Integer(),
   resource_types: Type.Array(Type.String()),
