@@ -27,11 +27,16 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
   const eventType = input.event_type ?? input.trigger_type ?? ANY_EVENT_TYPE;
   if (input.conditions && input.condition) throw validation('conditions and condition are aliases; give one', { field: 'condition' });
   const conditions = (input.conditions ?? input.condition ?? {}) as Record<string, unknown>;
-  assertBoundedJson('conditions', conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });
-  assertConditions(conditions);
+  // Errors name the field the client sent.
+  const conditionsField = input.condition && !input.conditions ? 'condition' : 'conditions';
+  assertBoundedJson(conditionsField, conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });
+  assertConditions(conditions, conditionsField);
   const channels = input.channels ?? ['in_app'];
   if (input.slack_webhook_url && !channels.includes('slack')) {
     throw validation('slack_webhook_url is only used with the "slack" channel', { field: 'slack_webhook_url' });
+  }
+  if (input.slack_webhook_url && !URL.canParse(input.slack_webhook_url)) {
+    throw validation('slack_webhook_url is not a valid URL', { field: 'slack_webhook_url', reason: 'INVALID_URL' });
   }
   if (input.slack_webhook_url && ctx.platform.config.nodeEnv === 'production' && !input.slack_webhook_url.startsWith('https://')) {
     throw validation('slack_webhook_url must use https', { field: 'slack_webhook_url' });

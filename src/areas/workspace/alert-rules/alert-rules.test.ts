@@ -30,6 +30,9 @@ describe('POST /v1/alert-rules', () => {
         const res = await guarded.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'task.created', channels: ['slack'], slack_webhook_url: url } });
         expect(errorOf(res, 400, 'VALIDATION_ERROR').details, url).toMatchObject({ field: 'slack_webhook_url', reason: 'PRIVATE_ADDRESS' });
       }
+      // A URL that cannot be parsed (a port out of range) is invalid, not private.
+      const badPort = await guarded.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'task.created', channels: ['slack'], slack_webhook_url: 'https://hooks.slack.com:99999/x' } });
+      expect(errorOf(badPort, 400, 'VALIDATION_ERROR').details).toMatchObject({ field: 'slack_webhook_url', reason: 'INVALID_URL' });
       const ok = await guarded.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'n', event_type: 'task.created', channels: ['slack'], slack_webhook_url: 'https://hooks.slack.com/services/T0/B0/X' } });
       expect(ok.statusCode).toBe(201);
       expect((await guarded.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().pagination.total).toBe(1);
@@ -50,6 +53,16 @@ describe('POST /v1/alert-rules', () => {
     expect(r.json().data).toMatchObject({ event_type: 'task.assigned', trigger_type: 'task.assigned' });
     expect(Object.keys(r.json().data.conditions)).toEqual(['project_id']);
     expect((await post(a.auth, { name: 'both same', event_type: 'task.created', trigger_type: 'task.created' })).statusCode).toBe(201);
+  });
+
+  it('an error in the condition alias names condition, the field the client sent', async () => {
+    const a = await newTenant(t.app);
+    expect(errorOf(await post(a.auth, { name: 'x', condition: { title: { $regex: '.*' } } }), 400, 'VALIDATION_ERROR').details)
+      .toMatchObject({ field: 'condition.title' });
+    expect(errorOf(await post(a.auth, { name: 'x', conditions: { title: { $regex: '.*' } } }), 400, 'VALIDATION_ERROR').details)
+      .toMatchObject({ field: 'conditions.title' });
+    expect(errorOf(await post(a.auth, { name: 'x', condition: { title: 'x'.repeat(66_000) } }), 413, 'PAYLOAD_TOO_LARGE').details)
+      .toMatchObject({ field: 'condition' });
   });
 
   it('without event_type or trigger_type (spec 4.6 requires only name) the rule hears every catalogue type: `*`', async () => {
