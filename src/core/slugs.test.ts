@@ -33,6 +33,11 @@ describe('slugs', () => {
   it('refuses UUID-shaped slugs (they would shadow id lookups)', () => {
     expect(slugProblem('550e8400-e29b-41d4-a716-446655440000')).toBe('uuid_shaped');
     expect(slugProblem('550e8400e29b41d4a716446655440000')).toBe('uuid_shaped'); // the hyphen-less form is a UUID too
+    // Other hyphenations PostgreSQL reads as the same id (a hyphen after any group of four hex digits).
+    expect(slugProblem('01a219ac-c0c87731-bdd6-671be5259c84')).toBe('uuid_shaped');
+    expect(slugProblem('a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11')).toBe('uuid_shaped');
+    expect(slugProblem('a0eebc999c0b4ef8bb6d6bb9bd380a1')).toBe(null); // 31 digits
+    expect(slugProblem('a0e-ebc999c0b4ef8bb6d6bb9bd380a11')).toBe(null); // a hyphen inside a group of four
     expect(slugProblem('550e8400e29b41d4a71644665544000')).toBeNull(); // 31 hex digits: not a UUID
     expect(refusal('550e8400-e29b-41d4-a716-446655440000').message).toContain('INVALID_FORMAT');
   });

@@ -23,8 +23,11 @@ export const RESERVED_SLUGS = new Set([
 
 export type SlugProblem = 'invalid_format' | 'uuid_shaped' | 'reserved';
 
-/** A UUID's hex digits without hyphens: PostgreSQL and most UUID parsers accept this form as an id too. */
-const UUID_HEX_RE = /^[0-9a-f]{32}$/i;
+/**
+ * 32 hex digits in groups of four, a hyphen allowed after any group: every hyphenated form PostgreSQL's uuid input
+ * accepts as an id (the canonical 8-4-4-4-12 one, none at all, `a0ee-bc99-...`), not only the canonical one.
+ */
+const UUID_HEX_RE = /^(?:[0-9a-f]{4}-?){7}[0-9a-f]{4}$/i;
 
 export function slugProblem(slug: string): SlugProblem | null {
   if (isUuid(slug) || UUID_HEX_RE.test(slug)) return 'uuid_shaped';

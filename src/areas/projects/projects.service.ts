@@ -130,8 +130,12 @@ export async function deleteProject(ctx: ServiceContext, input: { projectId: str
     if (!before.is_active && before.deleted_at !== null) return null;
     const row = (await projectsRepo.update(sql, p.orgId, input.projectId, { isActive: false, deleted: true }))!;
     await audit(sql, ctx, { action: 'project.deleted', targetType: 'project', targetId: input.projectId, details: { slug: row.slug } });
-    return row;
+    return { row, wasActive: before.is_active };
   });
-  if (row) emit(ctx, 'project.deleted', input.projectId, { project_id: input.projectId, name: row.name, slug: row.slug });
+  if (!row) return { id: input.projectId, is_active: false };
+  const data = { project_id: input.projectId, name: row.row.name, slug: row.row.slug };
+  // is_active changes, so project.archived as for a PUT: a later restore's project.unarchived then has its pair.
+  if (row.wasActive) emit(ctx, 'project.archived', input.projectId, data);
+  emit(ctx, 'project.deleted', input.projectId, data);
   return { id: input.projectId, is_active: false };
 }
