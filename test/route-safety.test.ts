@@ -17,6 +17,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, newTenant, bearer, type TestApp, type Tenant } from './helpers.js';
 import { FIXTURES } from './fixtures.js';
 import type { RegisteredRoute } from '../src/core/http/openapi.js';
+import { takesNoBody } from '../src/core/http/body-hooks.js';
 import { ROLE_PERMISSIONS, ALL_SCOPES } from '../src/core/auth/permissions.js';
 import type { RateLimitStore } from '../src/core/rate-limit.js';
 import { MCP_PATH } from '../src/transports/mcp/mcp.routes.js';
@@ -427,6 +428,16 @@ for (const r of routes) {
             }
           });
         }
+      });
+    }
+
+    // Reserved routes (alert-rule PUT/DELETE) answer 501 whatever they are sent (spec 4.6), body included.
+    if (takesNoBody([r.method], r.schema, r.config) && !(r.schema?.response as Json | undefined)?.['501']) {
+      describe('(d) no body', () => {
+        it('a field: 400 VALIDATION_ERROR UNKNOWN_FIELD naming it, before anything is done', async () => {
+          const err = expectError(await call(r, fillPath(r) + queryFor(r), await credentialFor(r, A), { [`zz_${RUN}`]: MARK }), 400, 'VALIDATION_ERROR');
+          expect(err.details).toMatchObject({ field: `zz_${RUN}`, reason: 'UNKNOWN_FIELD' });
+        });
       });
     }
 

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { AppError } from '../../core/errors.js';
-import { refuseBody } from '../../core/http/body-hooks.js';
 import type { Principal } from '../../core/auth/principal.js';
 import * as S from './accounts.schemas.js';
 import * as auth from './auth.service.js';
@@ -13,6 +12,9 @@ export default async function authRoutes(app: FastifyInstance) {
   const authLimit = { max: app.platform.config.rateLimit.authMax, key: 'ip' as const };
   const pub = { auth: 'public' as const, rateLimit: authLimit };
   const userOnly = { credentials: ['user' as const] };
+  // Signed-in routes that mint sessions or check codes: the auth budget too, per user (every new token pair would
+  // otherwise start a budget of its own).
+  const userAuth = { ...userOnly, rateLimit: { max: app.platform.config.rateLimit.authMax, key: 'user' as const } };
 
   // Sign-up switched off is refused before the body is looked at (auth order: feature before validation).
   const signupOpen = async () => {
@@ -30,19 +32,19 @@ export default async function authRoutes(app: FastifyInstance) {
   app.post('/v1/auth/refresh', { config: pub, schema: { summary: 'Rotate a refresh token for a new token pair', body: S.RefreshBody, response: { 200: Envelope(S.TokensOut) } } },
     async (req) => ok(await refreshSession(req.ctx, (req.body as { refresh_token: string }).refresh_token)));
 
-  app.post('/v1/auth/logout', { config: userOnly, preValidation: refuseBody, schema: { summary: 'End the current session', response: { 204: Type.Null({ description: 'No content' }) } } },
+  app.post('/v1/auth/logout', { config: userOnly, schema: { summary: 'End the current session', response: { 204: Type.Null({ description: 'No content' }) } } },
     async (req, reply) => { await auth.logout(req.ctx); return reply.code(204).send(); });
 
-  app.post('/v1/auth/switch-organization', { config: userOnly, schema: { summary: 'Get tokens bound to another organization of the caller', body: S.SwitchOrgBody, response: { 200: Envelope(S.TokensOut) } } },
+  app.post('/v1/auth/switch-organization', { config: userAuth, schema: { summary: 'Get tokens bound to another organization of the caller', body: S.SwitchOrgBody, response: { 200: Envelope(S.TokensOut) } } },
     async (req) => ok(await auth.switchOrganization(req.ctx, (req.body as { organization_id: string }).organization_id)));
 
-  app.post('/v1/auth/mfa/totp/enroll', { config: userOnly, preValidation: refuseBody, schema: { summary: 'Start TOTP enrollment', response: { 200: Envelope(Type.Object({ secret: Type.String(), otpauth_url: Type.String() })) } } },
+  app.post('/v1/auth/mfa/totp/enroll', { config: userAuth, schema: { summary: 'Start TOTP enrollment', response: { 200: Envelope(Type.Object({ secret: Type.String(), otpauth_url: Type.String() })) } } },
     async (req) => ok(await auth.enrollTotp(req.ctx)));
 
-  app.post('/v1/auth/mfa/totp/activate', { config: userOnly, schema: { summary: 'Activate TOTP with a first code', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_enabled: Type.Boolean(), mfa_at: Type.Union([S.Timestamp, Type.Null()]) })) } } },
+  app.post('/v1/auth/mfa/totp/activate', { config: userAuth, schema: { summary: 'Activate TOTP with a first code', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_enabled: Type.Boolean(), mfa_at: Type.Union([S.Timestamp, Type.Null()]) })) } } },
     async (req) => ok(await auth.activateTotp(req.ctx, (req.body as { code: string }).code)));
 
-  app.post('/v1/auth/mfa/step-up', { config: userOnly, schema: { summary: 'Confirm an authenticator code; the session counts as stepped up for 5 minutes', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_at: S.Timestamp })) } } },
+  app.post('/v1/auth/mfa/step-up', { config: userAuth, schema: { summary: 'Confirm an authenticator code; the session counts as stepped up for 5 minutes', body: S.CodeBody, response: { 200: Envelope(Type.Object({ mfa_at: S.Timestamp })) } } },
     async (req) => ok(await auth.stepUp(req.ctx, (req.body as { code: string }).code)));
 
   // The body depends only on the principal, and a principal object is immutable: the credential cache replaces it

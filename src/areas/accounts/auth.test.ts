@@ -266,6 +266,26 @@ describe('POST /v1/auth/logout', () => {
 });
 
 describe('POST /v1/auth/switch-organization', () => {
+  it('spends the auth budget per user: the tokens it returns do not start a budget of their own', async () => {
+    const strict = await buildTestApp({ rateLimit: { max: 3000, authMax: 2, windowMs: 60_000 } });
+    try {
+      const a = await newTenant(strict.app);
+      const other = (await strict.app.inject({ method: 'POST', url: '/v1/organizations', headers: a.auth, payload: { name: 'Other' } })).json().data;
+      const sw = (token: string, orgId: string) => strict.app.inject({ method: 'POST', url: '/v1/auth/switch-organization', headers: bearer(token), payload: { organization_id: orgId } });
+      const first = await sw(a.token, other.id);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers['x-ratelimit-limit']).toBe('2');
+      const second = await sw(first.json().data.access_token, a.orgId);
+      expect(second.statusCode).toBe(200);
+      errorOf(await sw(second.json().data.access_token, other.id), 429, 'RATE_LIMIT_EXCEEDED');
+      // Enrollment writes a new secret each time: the auth budget too (per route, so a budget of its own).
+      const enroll = () => strict.app.inject({ method: 'POST', url: '/v1/auth/mfa/totp/enroll', headers: a.auth });
+      expect((await enroll()).statusCode).toBe(200);
+      expect((await enroll()).statusCode).toBe(200);
+      errorOf(await enroll(), 429, 'RATE_LIMIT_EXCEEDED');
+    } finally { await strict.close(); }
+  });
+
   it('returns tokens bound to another organization of the caller', async () => {
     const a = await newTenant(t.app);
     const other = (await post('/v1/organizations', { name: 'Other One' }, a.auth)).json().data;

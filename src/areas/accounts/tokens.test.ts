@@ -71,6 +71,19 @@ describe('access tokens', () => {
     expect(ISSUER).toBe('platform-api');
   });
 
+  it('refuses a token signed by this platform whose ids are missing or not UUIDs: 401 AUTH_TOKEN_INVALID, not a 500', async () => {
+    const a = await newTenant(t.app);
+    const claims = JSON.parse(Buffer.from(a.token.split('.')[1], 'base64url').toString());
+    for (const [extra, sub] of [
+      [{ org: claims.org, ver: claims.ver }, a.userId], [{ org: claims.org, sid: 'x', ver: claims.ver }, a.userId],
+      [{ org: claims.org, sid: 42, ver: claims.ver }, a.userId], [{ org: 'x', sid: claims.sid, ver: claims.ver }, a.userId],
+      [{ org: claims.org, sid: claims.sid, ver: claims.ver }, 'not-a-uuid'],
+    ] as const) {
+      const token = await t.platform.signer.sign({ ...extra, typ: 'access' }, sub, 60);
+      errorOf(await me(bearer(token)), 401, 'AUTH_TOKEN_INVALID');
+    }
+  });
+
   it('maps missing and malformed headers to 401 codes', async () => {
     errorOf(await me({}), 401, 'AUTH_REQUIRED');
     errorOf(await me({ authorization: 'Basic dXNlcjpwdw==' }), 401, 'AUTH_TOKEN_INVALID');

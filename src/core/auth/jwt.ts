@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import type { Database } from '../db/database.js';
 import type { SecretBox } from '../crypto.js';
 import { randomHex } from '../crypto.js';
+import { isUuid } from '../ids.js';
 
 export const ISSUER = 'platform-api';
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
@@ -75,6 +76,12 @@ export class TokenSigner {
         return key.publicKey;
       }, { algorithms: ['EdDSA'], issuer: ISSUER });
       if (payload.typ !== typ || typeof payload.sub !== 'string') throw new AppError('AUTH_TOKEN_INVALID', 'Token is not valid for this use');
+      // The ids this platform puts in its tokens; checked so that a token signed with other claims (a leaked or
+      // misused key) is refused here, not handed to a query that cannot read it (a 500).
+      const uuid = (v: unknown) => typeof v === 'string' && isUuid(v);
+      if (!uuid(payload.sub) || (typ === 'access' && !uuid(payload.sid)) || (payload.org !== undefined && !uuid(payload.org))) {
+        throw new AppError('AUTH_TOKEN_INVALID', 'Token is malformed: its claims are not this platform\'s');
+      }
       return payload as Record<string, unknown> & { sub: string; exp: number };
     } catch (err) {
       if (err instanceof AppError) throw err;

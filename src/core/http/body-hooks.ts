@@ -1,5 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import type { RouteNeeds } from './route-config.js';
+
+/**
+ * A route that takes no body: a write (POST, PUT, PATCH, DELETE) without a body schema that reads JSON (no `accepts`
+ * of its own, not a protocol endpoint). Every such route refuses fields (refuseBody, added by the OpenAPI hook).
+ */
+export function takesNoBody(methods: string[], schema: { body?: unknown } | undefined, needs: RouteNeeds): boolean {
+  const writes = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE');
+  return writes && !schema?.body && !needs.accepts && !needs.protocol;
+}
 
 /**
  * preValidation of a route that takes no body: an empty body or `{}` is fine (clients that always send JSON), any

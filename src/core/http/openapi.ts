@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorEnvelope } from './envelope.js';
 import type { RouteNeeds } from './route-config.js';
-import { emptyBodyIsObject } from './body-hooks.js';
+import { emptyBodyIsObject, refuseBody, takesNoBody } from './body-hooks.js';
 
 export interface RegisteredRoute { method: string; url: string; config: RouteNeeds; schema: Record<string, unknown> | undefined; bodyLimit?: number }
 
@@ -48,6 +48,9 @@ export function registerRouteDefaults(app: FastifyInstance): void {
     if (headTwin) return;
     // A body that may be left out is read as `{}` before validation (the JSON parser lets such a body be empty).
     if (needs.bodyOptional) route.preValidation = [emptyBodyIsObject, ...[route.preValidation ?? []].flat()];
+    // A write without a body refuses fields, like an unknown key of a strict body (spec part 7): the caller learns its
+    // input is ignored (`DELETE /v1/organizations/current` with `{"confirm": true}` would otherwise just delete).
+    if (takesNoBody(methods, route.schema as { body?: unknown } | undefined, needs)) route.preValidation = [refuseBody, ...[route.preValidation ?? []].flat()];
     // Copies: areas may share one schema object between routes (aliases); defaults must not leak from one to the other.
     const schema = (route.schema = { ...(route.schema ?? {}) }) as Record<string, unknown>;
     schema.operationId ??= operationId(methods[0], route.url);
