@@ -27,7 +27,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   }
   let closing = false;
   const shutdown = async (signal: string, app?: Awaited<ReturnType<typeof buildApp>>) => {
-    if (closing) return;
+    if (closing) { log.info({ signal }, 'already shutting down; the drain goes on'); return; }
     closing = true;
     log.info({ signal }, 'shutting down: no new connections, draining requests');
     // Requests that do not finish in time (a client that never sends the rest of its body) are cut; the database
@@ -59,8 +59,10 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   // Signals are handled from here on, before the app exists: a SIGTERM during the first start's root-key setup must
   // still stop the embedded PostgreSQL (the process would otherwise die and leave it running, orphaned).
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
-  process.once('SIGTERM', () => void shutdown('SIGTERM', app));
-  process.once('SIGINT', () => void shutdown('SIGINT', app));
+  // `on`, not `once`: a second signal while draining must not get the default action (death, mid-drain). A Ctrl-C
+  // on `npm start` brings two, the terminal's and the one npm forwards; the drain is bounded by SHUTDOWN_TIMEOUT_MS.
+  process.on('SIGTERM', () => void shutdown('SIGTERM', app));
+  process.on('SIGINT', () => void shutdown('SIGINT', app));
   try {
     const root = await ensureRoot(running.platform);
     if (root.generatedKey) {

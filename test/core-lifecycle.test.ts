@@ -46,10 +46,11 @@ function serverEnv(dir: string, port: number, extra: NodeJS.ProcessEnv = {}): No
   return { ...env, ...extra };
 }
 
-async function start(dir = dataDir, extra: NodeJS.ProcessEnv = {}): Promise<Server> {
+/** `ownGroup`: the server leads a process group of its own, as a terminal's foreground job does (for Ctrl-C tests). */
+async function start(dir = dataDir, extra: NodeJS.ProcessEnv = {}, ownGroup = false): Promise<Server> {
   const port = await freePort();
   const env = serverEnv(dir, port, extra);
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup });
   started.push(child);
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
@@ -134,9 +135,38 @@ afterAll(async () => {
   for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
 });
 
+const email = `life-${randomBytes(4).toString('hex')}@example.test`;
+const password = 'Correct-Horse-Battery-9';
+
+/**
+ * A sign-in under way: headers and half the body sent, the rest when `finish` is called (after a signal, say).
+ * agent:false: a connection of its own.
+ */
+async function loginInFlight(s: Server): Promise<{ finish(): Promise<{ status: number; text: string }> }> {
+  const body = JSON.stringify({ email, password });
+  const split = Math.floor(body.length / 2);
+  const req = http.request({
+    host: '127.0.0.1', port: s.port, method: 'POST', path: '/v1/auth/login', agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+  });
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+  response.catch(() => { /* awaited by finish */ });
+  req.flushHeaders();
+  req.write(body.slice(0, split));
+  await sleep(500); // the server has the headers: the request is under way, waiting for its body
+  return { finish: () => { req.end(body.slice(split)); return response; } };
+}
+
 describe('server process', () => {
-  const email = `life-${randomBytes(4).toString('hex')}@example.test`;
-  const password = 'Correct-Horse-Battery-9';
 
   it('SIGTERM: drains, stops the embedded PostgreSQL and exits 0', async () => {
     const s = await start();
@@ -273,27 +303,7 @@ describe('server process', () => {
   it('drain: a request in progress when SIGTERM arrives completes normally, new connections are refused, then exit 0', async () => {
     const s = await start();
     const pgPid = postmasterPid()!;
-    const body = JSON.stringify({ email, password });
-    const split = Math.floor(body.length / 2);
-    // Headers and half the body now; the rest only after SIGTERM. agent:false: a connection of its own.
-    const req = http.request({
-      host: '127.0.0.1', port: s.port, method: 'POST', path: '/v1/auth/login', agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    });
-    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      req.on('response', (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => { text += d; });
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-    });
-    response.catch(() => { /* awaited below */ });
-    req.flushHeaders();
-    req.write(body.slice(0, split));
-    await sleep(500); // the server has the headers: the request is under way, waiting for its body
+    const login = await loginInFlight(s);
 
     s.child.kill('SIGTERM');
     expect(await until(() => s.output().includes('shutting down'), 10_000), s.output().slice(-3000)).toBe(true);
@@ -307,11 +317,30 @@ describe('server process', () => {
     });
     expect(refused).toBe('ECONNREFUSED');
 
-    req.end(body.slice(split));
-    const res = await response;
+    const res = await login.finish();
     expect(res.status, res.text).toBe(200);
     expect((JSON.parse(res.text) as { data: { access_token?: string } }).data.access_token).toBeTruthy();
 
+    expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(s.output()).toContain('stopped cleanly');
+    expect(await waitGone(pgPid, 10_000)).toBe(true);
+  }, START_TIMEOUT_MS + 60_000);
+
+  it('Ctrl-C on npm start (SIGINT to the whole foreground group, then the one npm forwards): the drain goes on, exit 0', async () => {
+    const s = await start(dataDir, {}, true);
+    const pgPid = postmasterPid()!;
+    const login = await loginInFlight(s);
+    // The terminal signals every process of the group: the server, and PostgreSQL unless it has a group of its own.
+    process.kill(-s.child.pid!, 'SIGINT');
+    expect(await until(() => s.output().includes('shutting down'), 10_000), s.output().slice(-3000)).toBe(true);
+    // npm forwards the SIGINT it got to its child (sent once the first is handled: two pending signals merge into one).
+    process.kill(s.child.pid!, 'SIGINT');
+    expect(await until(() => s.output().includes('already shutting down'), 10_000), s.output().slice(-3000)).toBe(true);
+    expect(s.child.exitCode).toBeNull();
+    // Answered in full (whether the account exists depends on which tests of this file ran: not the point here).
+    const res = await login.finish();
+    expect([200, 401], res.text).toContain(res.status);
+    expect(typeof (JSON.parse(res.text) as { success: boolean }).success).toBe('boolean');
     expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
     expect(s.output()).toContain('stopped cleanly');
     expect(await waitGone(pgPid, 10_000)).toBe(true);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, type TestApp } from '../../test/helpers.js';
+import { buildTestApp, newTenant, until, type TestApp } from '../../test/helpers.js';
 import { enqueue, JobRunner } from './jobs.js';
 
 let t: TestApp;
@@ -131,5 +131,35 @@ describe('durable jobs', () => {
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));
     const n = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE org_id = $1 AND kind = 'test.dedupe'`, [a.orgId]);
     expect(n!.n).toBe(1);
+  });
+});
+
+describe('periodic tasks', () => {
+  it('a tick that cannot connect to the database is logged and tried again at the next interval, not an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => { unhandled.push(err); };
+    process.on('unhandledRejection', onUnhandled);
+    let connects = 0;
+    let down = true;
+    const db = {
+      system: { connect: async () => { connects++; if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:1'); return t.platform.db.system.connect(); } },
+    } as unknown as ConstructorParameters<typeof JobRunner>[0];
+    const logged: string[] = [];
+    const runner = new JobRunner(db, { pollMs: 60_000, batch: 1, log: (_o, m) => logged.push(m) });
+    let ran = 0;
+    try {
+      runner.start();
+      runner.every(`test-unreachable-${Date.now()}`, 20, async () => { ran++; });
+      await until(() => connects >= 3);
+      expect(ran).toBe(0);
+      down = false;
+      await until(() => ran >= 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(logged.filter((m) => m === 'periodic task failed').length).toBeGreaterThanOrEqual(3);
+      expect(unhandled).toEqual([]);
+    } finally {
+      await runner.stop();
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { createHash } from 'node:crypto';
 import type { Database, Sql } from './db/database.js';
 import { uuidv7 } from './ids.js';
@@ -195,14 +196,17 @@ export class JobRunner {
   private schedulePeriodic(task: { name: string; everyMs: number; fn: () => Promise<void>; timer?: NodeJS.Timeout }): void {
     const lockId = createHash('sha1').update(task.name).digest().readInt32BE(0);
     const tick = async () => {
-      const client = await this.db.system.connect();
+      // Connecting is inside the try: with the database away (a restart, a network cut) the tick fails, is logged and
+      // runs again at the next interval; a rejection here would otherwise be unhandled and end the process.
+      let client: PoolClient | undefined;
       try {
+        client = await this.db.system.connect();
         const got = (await client.query('SELECT pg_try_advisory_lock($1) AS ok', [lockId])).rows[0].ok;
         if (!got) return;
         try { await task.fn(); } finally { await client.query('SELECT pg_advisory_unlock($1)', [lockId]); }
       } catch (err) {
         this.opts.log?.({ err, task: task.name }, 'periodic task failed');
-      } finally { client.release(); }
+      } finally { client?.release(); }
     };
     task.timer = setInterval(() => { if (!this.stopped) void tick(); }, task.everyMs);
     task.timer.unref();

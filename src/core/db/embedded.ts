@@ -291,7 +291,12 @@ async function startLocked(opts: EmbeddedPgOptions, root: string, pgData: string
   const child: ChildProcess = spawn(bins.postgres, [
     '-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`,
     '-c', 'max_connections=200', '-c', 'shared_buffers=256MB', '-c', 'fsync=on',
-  ], { ...ids, env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  ], {
+    ...ids, env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own: a Ctrl-C in the terminal signals the whole foreground group, and PostgreSQL would
+    // take it as a fast shutdown while the server still drains its requests. The server stops it when it is done.
+    detached: true,
+  });
 
   await new Promise<void>((resolve, reject) => {
     let output = '';
