@@ -126,6 +126,58 @@ describe('durable jobs', () => {
     release();
   });
 
+  it('a job that fails while a job of its dedupe key is pending is superseded; the pending one runs, and so do other tenants\' jobs', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const kind = `test.dedupe-fail.${a.orgId}`;
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let calls = 0;
+    runner.register(kind, async () => { calls++; if (calls === 1) { await held; throw new Error('too big to index'); } });
+    const otherRan = new Promise<void>((r) => runner.register(`test.other.${b.orgId}`, async () => r()));
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind, dedupeKey: 'doc-1' }));
+    const first = runner.drain();
+    await until(async () => (await jobRow(a.orgId, kind))?.status === 'running');
+    // A write while the first attempt runs: a second job of the key (allowed: the first is not pending).
+    await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind, dedupeKey: 'doc-1' }));
+    release();
+    await first;
+    const rows = await t.platform.db.sys.query<{ status: string }>(`SELECT status FROM jobs WHERE org_id = $1 AND kind = $2 ORDER BY id`, [a.orgId, kind]);
+    expect(rows.map((r) => r.status)).toEqual(['superseded', 'done']);
+    expect(calls).toBe(2);
+    await t.platform.db.tenantTx(b.orgId, (sql) => enqueue(sql, { orgId: b.orgId, kind: `test.other.${b.orgId}` }));
+    await runner.drain();
+    await otherRan;
+  });
+
+  it('stale jobs go back to pending one per dedupe key; the others of the key are superseded, and the round goes on', async () => {
+    const a = await newTenant(t.app);
+    const kind = `test.stale-dedupe.${a.orgId}`;
+    const ran: string[] = [];
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5, staleAfterMs: 1_000 });
+    runner.register(kind, async (job) => { ran.push(job.id); });
+    // As a dead node leaves them: two running jobs of key k1 (no heartbeat), one running of k2 with a pending twin,
+    // one running without a key.
+    const insert = (key: string | null, status: string, lockedAgo: string) => t.platform.db.sys.exec(
+      `INSERT INTO jobs (org_id, id, kind, dedupe_key, status, locked_at, attempts) VALUES ($1, gen_random_uuid(), $2, $3, $4, now() - $5::interval, 1)`,
+      [a.orgId, kind, key, status, lockedAgo]);
+    await insert('k1', 'running', '2 minutes');
+    await insert('k1', 'running', '3 minutes');
+    await insert('k2', 'running', '2 minutes');
+    await insert('k2', 'pending', '0 seconds');
+    await insert(null, 'running', '2 minutes');
+    await runner.drain();
+    const rows = await t.platform.db.sys.query<{ key: string | null; status: string }>(
+      `SELECT dedupe_key AS key, status FROM jobs WHERE org_id = $1 AND kind = $2 ORDER BY dedupe_key NULLS LAST, status`, [a.orgId, kind]);
+    expect(rows).toEqual([
+      { key: 'k1', status: 'done' }, { key: 'k1', status: 'superseded' },
+      { key: 'k2', status: 'done' }, { key: 'k2', status: 'superseded' },
+      { key: null, status: 'done' },
+    ]);
+    expect(ran).toHaveLength(3);
+  });
+
   it('deduplicates pending jobs with the same key', async () => {
     const a = await newTenant(t.app);
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));

@@ -120,8 +120,7 @@ export class JobRunner {
   async drain(): Promise<number> {
     let total = 0;
     const draining = this.stopped ? 'once' : 'until-stopped';
-    await this.db.sys.exec(`UPDATE jobs SET status = 'pending', locked_at = NULL WHERE status = 'running' AND locked_at < now() - make_interval(secs => $1)`,
-      [(this.opts.staleAfterMs ?? STALE_AFTER_MS) / 1000]);
+    await this.resetStale();
     const running = new Set<Promise<void>>();
     try {
       for (;;) {
@@ -146,6 +145,27 @@ export class JobRunner {
     } finally {
       await Promise.allSettled([...running]);
     }
+  }
+
+  /**
+   * Jobs whose node died (no heartbeat for STALE_AFTER_MS) go back to `pending`, at most one per dedupe key: one
+   * whose key already has a pending job (enqueued while it ran), or a second of the same key, is `superseded`, since
+   * the one kept does the same work (jobs_dedupe allows one pending job per key; breaking it made this statement fail
+   * at the start of every round, and no job ran again).
+   */
+  private async resetStale(): Promise<void> {
+    await this.db.sys.exec(`WITH stale AS (
+        SELECT org_id, id, kind, dedupe_key FROM jobs WHERE status = 'running' AND locked_at < now() - make_interval(secs => $1)
+        FOR UPDATE SKIP LOCKED
+      ), kept AS (
+        SELECT DISTINCT ON (s.org_id, s.kind, COALESCE(s.dedupe_key, s.id::text)) s.org_id, s.id FROM stale s
+        WHERE s.dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs p WHERE p.org_id = s.org_id AND p.kind = s.kind
+          AND p.dedupe_key = s.dedupe_key AND p.status = 'pending')
+        ORDER BY s.org_id, s.kind, COALESCE(s.dedupe_key, s.id::text), s.id DESC
+      )
+      UPDATE jobs j SET locked_at = NULL, updated_at = now(),
+        status = CASE WHEN EXISTS (SELECT 1 FROM kept k WHERE k.org_id = j.org_id AND k.id = j.id) THEN 'pending' ELSE 'superseded' END
+      FROM stale s WHERE j.org_id = s.org_id AND j.id = s.id`, [(this.opts.staleAfterMs ?? STALE_AFTER_MS) / 1000]);
   }
 
   private slotOrWake(running: Set<Promise<void>>): Promise<void> {
@@ -186,8 +206,14 @@ export class JobRunner {
       const message = String((err as Error)?.message ?? err).slice(0, 2000);
       const final = job.attempts >= job.max_attempts;
       this.opts.log?.({ err, kind: job.kind, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
-      await this.db.sys.exec(`UPDATE jobs SET status = $3, locked_at = NULL, last_error = $4, run_at = now() + make_interval(secs => $5), updated_at = now()
-        WHERE org_id = $1 AND id = $2`, [job.org_id, job.id, final ? 'failed' : 'pending', message, backoffSeconds(job.attempts)]).catch(() => {});
+      // Back to pending for a retry, unless a job of the same dedupe key is pending already (enqueued while this one
+      // ran): that one does the same work, so this one is superseded (a second pending job of the key is refused by
+      // jobs_dedupe). Should this update fail anyway, the job is left running and resetStale settles it.
+      await this.db.sys.exec(`UPDATE jobs j SET locked_at = NULL, last_error = $4, run_at = now() + make_interval(secs => $5), updated_at = now(),
+          status = CASE WHEN $3 = 'pending' AND j.dedupe_key IS NOT NULL AND EXISTS (SELECT 1 FROM jobs p WHERE p.org_id = j.org_id
+            AND p.kind = j.kind AND p.dedupe_key = j.dedupe_key AND p.status = 'pending') THEN 'superseded' ELSE $3 END
+        WHERE org_id = $1 AND id = $2`, [job.org_id, job.id, final ? 'failed' : 'pending', message, backoffSeconds(job.attempts)])
+        .catch((e) => this.opts.log?.({ err: e, kind: job.kind }, 'job state not saved; it is retried once stale'));
     } finally {
       clearInterval(heartbeat);
     }

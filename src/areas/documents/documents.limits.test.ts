@@ -107,3 +107,34 @@ describe('document content limit: 10,485,760 UTF-8 bytes', () => {
     expect(await count(c)).toBe(2);
   });
 });
+
+// A search vector is at most 1 MB (PostgreSQL's tsvector limit): content whose words would make a larger one is
+// indexed on its longest prefix that fits (migration 0065). Its indexing used to fail on every attempt.
+describe('search vectors of very large documents', () => {
+  // 200,000 distinct words (~1.4 MB of text): their vector would be about 2.5 MB.
+  const manyWords = (first: string) => `${first} ${Array.from({ length: 200_000 }, (_, i) => `w${i.toString(36)}q`).join(' ')}`;
+
+  it('a document of more distinct words than one vector holds is indexed, and its first words are found', async () => {
+    const created = await post(a, { title: 'huge glossary', content: manyWords('okapiword') });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    let doc: { is_indexed: boolean } = { is_indexed: false };
+    for (let i = 0; i < 150 && !doc.is_indexed; i++) { await new Promise((r) => setTimeout(r, 100)); doc = await getDoc(a, id); }
+    expect(doc.is_indexed).toBe(true);
+    const found = await t.app.inject({ method: 'GET', url: '/v1/documents?search=okapiword', headers: a.auth });
+    expect(found.json().data.items.map((d: { id: string }) => d.id)).toEqual([id]);
+  });
+
+  it('the content vector stays under the limit for text, sheets and decks (the values, not the JSON keys)', async () => {
+    const sheet = JSON.stringify({ sheets: [{ name: 'S', cells: Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`A${i + 1}`, { v: `w${i.toString(36)}q` }])) }] });
+    for (const [kind, content] of [['document', manyWords('okapiword')], ['sheet', sheet]] as const) {
+      const r = await t.platform.db.sys.one<{ bytes: number; first: boolean; keys: boolean }>(
+        `SELECT pg_column_size(v) AS bytes, v @@ to_tsquery('simple', 'w0q') AS first, v @@ to_tsquery('simple', 'cells') AS keys
+           FROM (SELECT app_document_content_vector('simple', $1, $2) AS v) x`, [kind, content]);
+      expect(r!.bytes).toBeLessThanOrEqual(900_000);
+      expect(r!.bytes).toBeGreaterThan(100_000);
+      expect(r!.first).toBe(true);
+      expect(r!.keys).toBe(false);
+    }
+  });
+});
