@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,10 +20,11 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
   return cliWith({}, ...argv);
 }
 
-/** cli() with other settings (`encryptionKey`) than the test database's. */
-async function cliWith(env: { encryptionKey?: string }, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
-  const saved = { DATABASE_URL: process.env.DATABASE_URL, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY, exitCode: process.exitCode };
-  process.env.DATABASE_URL = inject('databaseUrl');
+/** cli() with other settings than the test database's: `encryptionKey`; `dataDir` alone (no DATABASE_URL). */
+async function cliWith(env: { encryptionKey?: string; dataDir?: string }, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
+  const saved = { DATABASE_URL: process.env.DATABASE_URL, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY, DATA_DIR: process.env.DATA_DIR, exitCode: process.exitCode };
+  if (env.dataDir === undefined) process.env.DATABASE_URL = inject('databaseUrl');
+  else { delete process.env.DATABASE_URL; process.env.DATA_DIR = env.dataDir; }
   process.env.ENCRYPTION_KEY = env.encryptionKey ?? inject('encryptionKey');
   let out = '';
   let err = '';
@@ -33,7 +34,7 @@ async function cliWith(env: { encryptionKey?: string }, ...argv: string[]): Prom
     try { json = JSON.parse(out); } catch { /* text output */ }
     return { code, out, err, json };
   } finally {
-    for (const k of ['DATABASE_URL', 'ENCRYPTION_KEY'] as const) {
+    for (const k of ['DATABASE_URL', 'ENCRYPTION_KEY', 'DATA_DIR'] as const) {
       if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
     }
     process.exitCode = saved.exitCode;
@@ -287,6 +288,26 @@ describe('platform CLI: admin commands', () => {
     expect(r.json.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(r.json.error.message).toMatch(/^The token signing key stored in the database cannot be opened with this encryption key: use the ENCRYPTION_KEY, or the DATA_DIR/);
     expect(r.err).toMatch(/^org create: SERVICE_UNAVAILABLE: The token signing key/);
+  });
+
+  it('a DATA_DIR without platform data (a typo, or no server started there) is refused: nothing is created there', async () => {
+    const dataDir = path.join(os.tmpdir(), `platform-cli-no-data-${process.pid}-${Date.now()}`);
+    const message = `No platform data in DATA_DIR ${dataDir} (no embedded database there, and DATABASE_URL is not set). `
+      + 'Run the command with the DATA_DIR of your server (or its DATABASE_URL), or start the server once with this DATA_DIR to create the platform there.';
+    const r = await cliWith({ dataDir }, 'org', 'create', '--name', 'Oops', '--json');
+    expect(r.code).toBe(1);
+    expect(r.json).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message } });
+    expect(r.err).toBe(`org create: SERVICE_UNAVAILABLE: ${message}\n`);
+    expect(existsSync(dataDir)).toBe(false);
+    // An existing directory without a cluster (made by hand, or another program's) is no platform either.
+    mkdirSync(dataDir);
+    try {
+      const text = await cliWith({ dataDir }, 'user', 'deactivate', '--email', 'someone@example.com');
+      expect(text.code).toBe(1);
+      expect(text.out).toBe('');
+      expect(text.err).toBe(`user deactivate: SERVICE_UNAVAILABLE: ${message}\n`);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally { rmSync(dataDir, { recursive: true, force: true }); }
   });
 
   it('usage errors exit 2: missing or unknown options, unknown commands', async () => {

@@ -7,7 +7,7 @@ import { newAjv } from './core/http/validation.js';
 import type { TSchema } from 'typebox';
 import { loadConfig, type Config } from './core/config.js';
 import { migrate } from './core/db/migrate.js';
-import { runningPostmaster, startEmbeddedPostgres } from './core/db/embedded.js';
+import { hasCluster, runningPostmaster, startEmbeddedPostgres } from './core/db/embedded.js';
 import { startPlatform } from './core/platform.js';
 import { AppError } from './core/errors.js';
 import type { ServiceContext } from './core/context.js';
@@ -34,8 +34,9 @@ Commands:
   --help                        Show this help; "platform <command> --help" shows a command's options
 
 Admin commands work offline against the database: the embedded one under DATA_DIR (default ./data),
-or DATABASE_URL. They call the same services as the REST API and write the same audit rows
-(credential kind "system", request id "cli:<uuid>").
+or DATABASE_URL; a DATA_DIR without a database is refused (a server's first start there creates it).
+They call the same services as the REST API and write the same audit rows (credential kind "system",
+request id "cli:<uuid>").
 Every command accepts --json for machine-readable output. Exit codes: 0 ok, 1 refused, 2 usage error.
 `;
 
@@ -242,6 +243,11 @@ function runningEmbeddedUrl(config: Config): string | null {
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 }
 
+function noPlatformData(dataDir: string): string {
+  return `No platform data in DATA_DIR ${dataDir} (no embedded database there, and DATABASE_URL is not set). `
+    + 'Run the command with the DATA_DIR of your server (or its DATABASE_URL), or start the server once with this DATA_DIR to create the platform there.';
+}
+
 async function runAdminCommand(name: string, cmd: Command, args: string[], io: Io): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -258,6 +264,8 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
     return 2;
   }
   const base = loadConfig(process.env, { logLevel: 'silent' });
+  // A mistyped or forgotten DATA_DIR must not become a new, empty platform that the command then changes "successfully".
+  if (!base.databaseUrl && !hasCluster(base.dataDir)) return refusal(io, name, json, { code: 'SERVICE_UNAVAILABLE', message: noPlatformData(base.dataDir) });
   const config = base.databaseUrl ? base : { ...base, databaseUrl: runningEmbeddedUrl(base) };
   const quiet = { info() {}, warn: (o: unknown, m?: string) => io.stderr(`warning: ${m ?? JSON.stringify(o)}\n`), error: (o: unknown, m?: string) => io.stderr(`error: ${m ?? JSON.stringify(o)}\n`) };
   let running: Awaited<ReturnType<typeof startPlatform>>;

@@ -221,6 +221,11 @@ function takeDataDirLock(root: string, log: (m: string) => void): () => void {
   return release;
 }
 
+/** Whether `dataDir` holds an embedded cluster: made by the first start of a server or `platform migrate` there. */
+export function hasCluster(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'pg', 'PG_VERSION'));
+}
+
 /**
  * Creates the cluster in a temporary sibling directory, moved into place only once initdb succeeded: a crash during
  * initdb (Ctrl-C on the first start) must not leave a half-made cluster whose PG_VERSION would stop later starts from

@@ -48,3 +48,24 @@ describe('DbListener', () => {
     }
   });
 });
+
+describe('DbListener.close', () => {
+  it('ends a connection still opening before it resolves (one left logging in made the stop of PostgreSQL log a FATAL)', async () => {
+    const connect = pg.Client.prototype.connect;
+    const opened: pg.Client[] = [];
+    const ended = new Set<pg.Client>();
+    const spy = vi.spyOn(pg.Client.prototype, 'connect').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      opened.push(this);
+      this.once('end', () => ended.add(this));
+      return (connect as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof connect);
+    const listener = new DbListener(inject('databaseUrl'));
+    try {
+      listener.subscribe('listener_test_close', { notify: () => {}, reset: () => {} });
+      expect(opened).toHaveLength(1);
+      await listener.close();
+      expect(ended.has(opened[0])).toBe(true);
+      expect(listener.backendPid).toBeNull();
+    } finally { spy.mockRestore(); }
+  });
+});

@@ -26,6 +26,8 @@ export class DbListener {
   private retryMs = RETRY_MIN_MS;
   private retryTimer: NodeJS.Timeout | null = null;
   private listenQueue: Promise<void> = Promise.resolve();
+  /** The connection attempt under way (ends with the client ended when close() came meanwhile). */
+  private opening: Promise<void> | null = null;
 
   constructor(private readonly url: string, private readonly onError: (err: Error) => void = () => {}) {}
 
@@ -55,19 +57,22 @@ export class DbListener {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     const client = this.client;
     this.drop();
-    await client?.end().catch(() => {});
+    // A connection still opening is awaited too: left to finish after close(), it was still logging in when the caller
+    // stopped PostgreSQL, which then logged its end as a FATAL (terminating connection, canceling authentication).
+    await Promise.all([client?.end().catch(() => {}), this.opening]);
   }
 
   private connect(): void {
     if (this.connecting || this.closed) return;
     this.connecting = true;
-    const client = new pg.Client({ connectionString: this.url, application_name: 'platform-api listener' });
+    // Bounded like the pools' connections: close() waits for an attempt under way.
+    const client = new pg.Client({ connectionString: this.url, application_name: 'platform-api listener', connectionTimeoutMillis: 10_000 });
     client.on('notification', (m) => {
       for (const sub of this.subscribers.get(m.channel) ?? []) sub.notify(m.payload ?? '');
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
-    client.connect().then(async () => {
+    const opening = this.opening = client.connect().then(async () => {
       this.connecting = false;
       if (this.closed) { await client.end().catch(() => {}); return; }
       this.client = client;
@@ -76,7 +81,7 @@ export class DbListener {
     }, (err: Error) => {
       this.connecting = false;
       this.lost(client, err);
-    });
+    }).finally(() => { if (this.opening === opening) this.opening = null; });
   }
 
   /**
