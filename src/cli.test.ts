@@ -175,6 +175,23 @@ describe('platform CLI: admin commands', () => {
     expect(short.json.error.message).toMatch(/^--password must /);
   });
 
+  it('user create: --help states the password rule of docs/accounts.md, and --password applies it (12 to 256 characters, 5 different)', async () => {
+    const help = await cli('user', 'create', '--help');
+    expect(help.out).toContain('same rules as sign-up: 12 to 256 characters, at least 5 of them different\n');
+    expect(help.out).not.toMatch(/common|repetitive/);
+    const s = slug('cli-pwrule');
+    await cli('org', 'create', '--name', 'Password Rule Org', '--slug', s);
+    const create = (password: string) => cli('user', 'create', '--email', uniqueEmail('pwrule'), '--name', 'P', '--org', s, '--password', password, '--json');
+    // a common word is no longer refused; a password of the maximum length is accepted
+    expect((await create('Password123!')).code).toBe(0);
+    expect((await create('abcde'.repeat(51) + 'f')).code).toBe(0);
+    const long = await create('abcde'.repeat(51) + 'fg');
+    expect(long.code).toBe(1);
+    expect(long.json.error).toEqual({ code: 'VALIDATION_ERROR', message: '--password must be at most 256 characters', details: { field: 'password', reason: 'WEAK_PASSWORD' } });
+    const few = await create('abcdabcdabcd');
+    expect(few.json.error).toEqual({ code: 'VALIDATION_ERROR', message: '--password is too weak: use at least 5 different characters', details: { field: 'password', reason: 'WEAK_PASSWORD' } });
+  });
+
   it('user create --password gives an invited member of the organization its first password (membership unchanged); a second time is 409', async () => {
     const s = slug('cli-firstpw');
     const org = (await cli('org', 'create', '--name', 'First Password Org', '--slug', s, '--json')).json;

@@ -16,6 +16,7 @@ import * as S from './areas/accounts/accounts.schemas.js';
 import { createOrganization, addMember } from './areas/accounts/organizations.service.js';
 import { createApiKey } from './areas/accounts/api-keys.service.js';
 import { issueResetTokenFor } from './areas/accounts/password-reset.service.js';
+import { PASSWORD_RULE } from './areas/accounts/passwords.js';
 import { createScimToken, resolveOrganization, resolveUserByEmail, setEntitlements, setUserActive } from './areas/accounts/admin.service.js';
 
 export const USAGE = `Usage: platform <command> [options]
@@ -102,7 +103,7 @@ It has no member yet: add an owner with "platform user create --org <slug> --rol
 Adds the user with this e-mail to the organization, creating the account when it does not exist.
   --role            owner | admin | member | viewer (default member); super_admin in the root organization only
   --password        sets the password of a new account (or of an invited one without a password);
-                    same rules as sign-up: 12+ characters, not common or repetitive
+                    same rules as sign-up: ${PASSWORD_RULE}
   --password-stdin  reads the password from the first line of standard input (keeps it out of "ps")
 Without a password the account is an invited one: it cannot sign in until a password is set.
 `,

@@ -7,7 +7,7 @@ import type { MailMessage } from '../../adapters/smtp/port.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { accountsRepo } from './accounts.repo.js';
 import { passwordTokensRepo } from './password-reset.repo.js';
-import { assertPassword } from './passwords.js';
+import { assertPassword, PASSWORD_RULE } from './passwords.js';
 import { throttle, type AttemptBudget } from './throttle.js';
 
 export type PasswordTokenPurpose = 'reset' | 'invite';
@@ -44,7 +44,7 @@ function confirmHow(platform: Platform, token: IssuedToken, validFor: string): s
   return [
     `Your token (valid ${validFor}, until ${token.expires_at}; it works once):`, '', `  ${token.token}`, '',
     `Choose your password with ${CONFIRM_ROUTE}${url} and the JSON body`,
-    `{"token": "<the token above>", "password": "<your new password, 12 characters or more>"}.`,
+    `{"token": "<the token above>", "password": "<your new password: ${PASSWORD_RULE}>"}.`,
   ].join('\n');
 }
 
