@@ -38,7 +38,7 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // HEAD answers every GET route with its status and headers, no body (monitors and link checkers use it).
     exposeHeadRoutes: true,
     childLoggerFactory: lazyChildLogger,
-    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustProxy: config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -327,6 +327,22 @@ describe('platform CLI: admin commands', () => {
     } finally { rmSync(dataDir, { recursive: true, force: true }); }
   });
 
+  it('admin commands and migrate refuse a bad setting with one line naming it (exit 1), not a stack trace', async () => {
+    const saved = process.env.RATE_LIMIT_MAX;
+    process.env.RATE_LIMIT_MAX = 'x';
+    try {
+      const message = 'RATE_LIMIT_MAX must be a whole number of 0 or more, got "x"';
+      const org = await cli('org', 'create', '--name', 'Bad setting', '--json');
+      expect(org.code).toBe(1);
+      expect(org.json).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message } });
+      expect(org.err).toBe(`org create: SERVICE_UNAVAILABLE: ${message}\n`);
+      const migrate = await cli('migrate');
+      expect({ code: migrate.code, out: migrate.out, err: migrate.err }).toEqual({ code: 1, out: '', err: `migrate: SERVICE_UNAVAILABLE: ${message}\n` });
+    } finally {
+      if (saved === undefined) delete process.env.RATE_LIMIT_MAX; else process.env.RATE_LIMIT_MAX = saved;
+    }
+  });
+
   it('usage errors exit 2: missing or unknown options, unknown commands', async () => {
     for (const argv of [['org', 'create'], ['org', 'create', '--name', 'x', '--colour', 'red'], ['user', 'create', '--email', 'a@b.c'], ['entitlements', 'set', '--org', 'x'], ['org', 'destroy'], ['frobnicate'], ['org']]) {
       const r = await cli(...argv);
@@ -412,9 +428,17 @@ describe('platform CLI: the bin', () => {
 
   it('serve refuses a bad setting with one line naming it and exit code 1, before touching the database', () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-    const env = { ...process.env, DEFAULT_PLAN_TIER: 'gold', DATA_DIR: path.join(root, 'no-such-data-dir'), PORT: '0' };
-    const r = spawnSync(process.execPath, [path.join(root, 'bin', 'platform.mjs'), 'serve'], { cwd: root, env, encoding: 'utf8', timeout: 170_000 });
-    expect(r.status).toBe(1);
-    expect(r.stderr.replace(/^Building \(tsc\)\.\.\.\n/, '')).toBe('platform: could not start: DEFAULT_PLAN_TIER must be one of academic_free, pro, team, business, enterprise\n');
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ DEFAULT_PLAN_TIER: 'gold' }, 'DEFAULT_PLAN_TIER must be one of academic_free, pro, team, business, enterprise'],
+      [{ PORT: 'abc' }, 'PORT must be a whole number from 0 to 65535, got "abc"'],
+      [{ ALLOW_SIGNUP: 'maybe' }, 'ALLOW_SIGNUP must be true or false (or 1/0, yes/no, on/off), got "maybe"'],
+    ];
+    for (const [setting, message] of cases) {
+      const env = { ...process.env, DATA_DIR: path.join(root, 'no-such-data-dir'), PORT: '0', ...setting };
+      const r = spawnSync(process.execPath, [path.join(root, 'bin', 'platform.mjs'), 'serve'], { cwd: root, env, encoding: 'utf8', timeout: 170_000 });
+      expect({ setting, status: r.status }).toEqual({ setting, status: 1 });
+      expect(r.stderr.replace(/^Building \(tsc\)\.\.\.\n/, '')).toBe(`platform: could not start: ${message}\n`);
+    }
+    expect(existsSync(path.join(root, 'no-such-data-dir'))).toBe(false);
   }, 180_000);
 });

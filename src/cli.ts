@@ -264,7 +264,11 @@ async function runAdminCommand(name: string, cmd: Command, args: string[], io: I
     io.stderr(`Missing ${missing.map((m) => `--${m}`).join(', ')}\n\n${cmd.usage}`);
     return 2;
   }
-  const base = loadConfig(process.env, { logLevel: 'silent' });
+  let base: Config;
+  // A bad setting (PORT=abc, ...) is refused like a database this configuration cannot use: one line, no stack trace.
+  try { base = loadConfig(process.env, { logLevel: 'silent' }); } catch (err) {
+    return refusal(io, name, json, { code: 'SERVICE_UNAVAILABLE', message: (err as Error).message });
+  }
   // A mistyped or forgotten DATA_DIR must not become a new, empty platform that the command then changes "successfully".
   if (!base.databaseUrl && !hasCluster(base.dataDir)) return refusal(io, name, json, { code: 'SERVICE_UNAVAILABLE', message: noPlatformData(base.dataDir) });
   const config = base.databaseUrl ? base : { ...base, databaseUrl: runningEmbeddedUrl(base) };
@@ -337,7 +341,10 @@ async function dispatch(argv: string[], io: Io): Promise<number> {
     const values = flagsOf(argv.slice(1), MIGRATE_USAGE, io);
     if (typeof values === 'number') return values;
     if (values.help) { io.stdout(MIGRATE_USAGE); return 0; }
-    const config = loadConfig();
+    let config: Config;
+    try { config = loadConfig(); } catch (err) {
+      return refusal(io, 'migrate', values.json === true, { code: 'SERVICE_UNAVAILABLE', message: (err as Error).message });
+    }
     const running = config.databaseUrl ? null : runningEmbeddedUrl(config);
     const embedded = config.databaseUrl || running ? null : await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
     try {

@@ -358,7 +358,7 @@ describe('on the app', () => {
       expect((await createKey(tn)).statusCode).toBe(201);
       expect((await createKey(tn, { headers: { 'x-forwarded-for': '198.51.100.23' } })).statusCode).toBe(201);
       const rows = await rowsOf(tn.orgId);
-      expect(rows.map((r) => r.ip)).toEqual(process.env.TRUST_PROXY === 'true' ? ['127.0.0.1', '198.51.100.23'] : ['127.0.0.1', '127.0.0.1']);
+      expect(rows.map((r) => r.ip)).toEqual(t.platform.config.trustProxy ? ['127.0.0.1', '198.51.100.23'] : ['127.0.0.1', '127.0.0.1']);
     });
   });
 });

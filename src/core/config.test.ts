@@ -16,3 +16,40 @@ describe('loadConfig: defaults of new organizations', () => {
     expect(() => loadConfig({ DEFAULT_FEATURES: 'documents,teleport' })).toThrow(/teleport/);
   });
 });
+
+describe('loadConfig: a bad value names its variable and what it accepts', () => {
+  it('whole-number variables: the message names the variable, the accepted range and the value given', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(new Error('PORT must be a whole number from 0 to 65535, got "abc"'));
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(new Error('PORT must be a whole number from 0 to 65535, got "70000"'));
+    expect(() => loadConfig({ RATE_LIMIT_MAX: 'x' })).toThrow(new Error('RATE_LIMIT_MAX must be a whole number of 0 or more, got "x"'));
+    expect(() => loadConfig({ JOB_POLL_MS: '-1' })).toThrow(new Error('JOB_POLL_MS must be a whole number of 0 or more, got "-1"'));
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '1.5' })).toThrow(new Error('SHUTDOWN_TIMEOUT_MS must be a whole number of 0 or more, got "1.5"'));
+    expect(() => loadConfig({ DB_POOL_SIZE: '0' })).toThrow(new Error('DB_POOL_SIZE must be a whole number of 1 or more, got "0"'));
+    expect(() => loadConfig({ RATE_LIMIT_WINDOW_MS: '0' })).toThrow(new Error('RATE_LIMIT_WINDOW_MS must be a whole number of 1 or more, got "0"'));
+    for (const name of ['PORT', 'EMBEDDED_PG_PORT', 'BODY_LIMIT_BYTES', 'JSON_MAX_DEPTH', 'RATE_LIMIT_MAX', 'RATE_LIMIT_AUTH_MAX',
+      'RATE_LIMIT_WINDOW_MS', 'CREDENTIAL_CACHE_TTL_MS', 'DB_POOL_SIZE', 'JOB_POLL_MS', 'SHUTDOWN_TIMEOUT_MS']) {
+      expect(() => loadConfig({ [name]: 'ten' }), name).toThrow(new RegExp(`^${name} must be a whole number (of \\d+ or more|from \\d+ to \\d+), got "ten"$`));
+    }
+    // unset or empty: the default; 0 where it means something (a free port, the job runner off)
+    expect(loadConfig({ PORT: '' }).port).toBe(8080);
+    expect(loadConfig({ PORT: '0', JOB_POLL_MS: '0' })).toMatchObject({ port: 0, jobPollMs: 0 });
+    expect(loadConfig({ DB_POOL_SIZE: '1', PORT: '65535' })).toMatchObject({ dbPoolSize: 1, port: 65535 });
+  });
+
+  it('yes/no variables take true/false, 1/0, yes/no, on/off (any case) and refuse anything else, naming the variable', () => {
+    for (const [name, key] of [['ALLOW_SIGNUP', 'allowSignup'], ['WEBHOOK_ALLOW_PRIVATE_HOSTS', 'webhookAllowPrivateHosts'], ['TRUST_PROXY', 'trustProxy']] as const) {
+      for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(loadConfig({ [name]: v })[key], `${name}=${v}`).toBe(true);
+      for (const v of ['false', 'False', '0', 'no', 'OFF']) expect(loadConfig({ [name]: v })[key], `${name}=${v}`).toBe(false);
+      expect(() => loadConfig({ [name]: 'maybe' })).toThrow(new Error(`${name} must be true or false (or 1/0, yes/no, on/off), got "maybe"`));
+    }
+    expect(loadConfig({}).allowSignup).toBe(true);
+    expect(loadConfig({ ALLOW_SIGNUP: '' }).allowSignup).toBe(true);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivateHosts).toBe(true);
+  });
+
+  it('DEFAULT_FEATURES: an unknown feature is named with the known ones', () => {
+    expect(() => loadConfig({ DEFAULT_FEATURES: 'documents,teleport' })).toThrow(new Error(
+      'DEFAULT_FEATURES has unknown features: teleport (known: documents, chat, iam, compliance, proof-printout, rdp, containers, mail, calendar, saas-builder, vision, mcp)'));
+  });
+});

@@ -51,18 +51,38 @@ export interface Config {
   webhookAllowPrivateHosts: boolean;
   /** How long a graceful shutdown waits for requests in progress before cutting them (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
+  /** TRUST_PROXY: client addresses come from X-Forwarded-For (behind a load balancer). */
+  trustProxy: boolean;
 }
 
-function int(v: string | undefined, dflt: number): number {
+type Env = NodeJS.ProcessEnv;
+
+/**
+ * A whole-number variable: unset or empty gives the default; anything else outside min..max stops the start with a
+ * message naming the variable and what it accepts (a bare "Expected a number" left the operator guessing which).
+ */
+function int(env: Env, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = env[name];
   if (v === undefined || v === '') return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`Expected a non-negative integer, got "${v}"`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const accepted = max === Number.MAX_SAFE_INTEGER ? `a whole number of ${min} or more` : `a whole number from ${min} to ${max}`;
+    throw new Error(`${name} must be ${accepted}, got "${v}"`);
+  }
   return n;
 }
 
-function bool(v: string | undefined, dflt: boolean): boolean {
+const TRUE = ['true', '1', 'yes', 'on'];
+const FALSE = ['false', '0', 'no', 'off'];
+
+/** A yes/no variable: only the documented spellings; any other (ALLOW_SIGNUP=maybe) stops the start, not a silent false. */
+function bool(env: Env, name: string, dflt: boolean): boolean {
+  const v = env[name];
   if (v === undefined || v === '') return dflt;
-  return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+  const word = v.trim().toLowerCase();
+  if (TRUE.includes(word)) return true;
+  if (FALSE.includes(word)) return false;
+  throw new Error(`${name} must be true or false (or 1/0, yes/no, on/off), got "${v}"`);
 }
 
 function list(v: string | undefined): string[] | null {
@@ -88,40 +108,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const tier = (env.DEFAULT_PLAN_TIER || 'pro') as PlanTier;
   if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}`);
   const cfg: Config = {
-    port: int(env.PORT, 8080),
+    port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST ?? '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || null,
     redisUrl: redisUrl(env.REDIS_URL),
     databaseAppUrl: env.DATABASE_APP_URL || null,
-    embeddedPgPort: int(env.EMBEDDED_PG_PORT, 0),
+    embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
-    allowSignup: bool(env.ALLOW_SIGNUP, true),
+    allowSignup: bool(env, 'ALLOW_SIGNUP', true),
     rootAdminEmail: (env.ROOT_ADMIN_EMAIL ?? 'admin@localhost').toLowerCase(),
     rootApiKey: env.ROOT_API_KEY || null,
     defaultFeatures: list(env.DEFAULT_FEATURES) ?? [...ALL_FEATURES],
     defaultSubscriptionStatus: sub,
     defaultPlanTier: tier,
     corsOrigins: list(env.CORS_ORIGINS) ?? [],
-    bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 1024 * 1024),
-    jsonMaxDepth: int(env.JSON_MAX_DEPTH, 32),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    jsonMaxDepth: int(env, 'JSON_MAX_DEPTH', 32),
     rateLimit: {
-      max: int(env.RATE_LIMIT_MAX, 3000),
-      authMax: int(env.RATE_LIMIT_AUTH_MAX, 600),
-      windowMs: int(env.RATE_LIMIT_WINDOW_MS, 60_000),
+      max: int(env, 'RATE_LIMIT_MAX', 3000),
+      authMax: int(env, 'RATE_LIMIT_AUTH_MAX', 600),
+      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1),
     },
-    credentialCacheTtlMs: int(env.CREDENTIAL_CACHE_TTL_MS, 5000),
+    credentialCacheTtlMs: int(env, 'CREDENTIAL_CACHE_TTL_MS', 5000),
     encryptionKey: env.ENCRYPTION_KEY || null,
     publicBaseUrl: env.PUBLIC_BASE_URL || null,
-    dbPoolSize: int(env.DB_POOL_SIZE, 20),
-    jobPollMs: int(env.JOB_POLL_MS, nodeEnv === 'test' ? 200 : 1000),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
+    jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
     smtpUrl: env.SMTP_URL || null,
     smtpFrom: env.SMTP_FROM || null,
-    webhookAllowPrivateHosts: bool(env.WEBHOOK_ALLOW_PRIVATE_HOSTS, nodeEnv === 'test'),
-    shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 25_000),
+    webhookAllowPrivateHosts: bool(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', nodeEnv === 'test'),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
-  if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')}`);
+  if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')} (known: ${ALL_FEATURES.join(', ')})`);
   return { ...cfg, ...overrides };
 }
