@@ -60,13 +60,19 @@ export async function createComment(ctx: ServiceContext, input: CreateCommentInp
   });
 }
 
+/**
+ * The comment, when the caller may change it: its author while they may still write to its target (a member made
+ * viewer keeps reading the discussion, and no longer writes to it), or, for `adminPermission`, a moderator.
+ */
 async function ownComment(sql: Sql, ctx: ServiceContext, orgId: string, id: string, adminPermission?: string) {
   const row = await repo.lockedCommentAuthor(sql, orgId, id);
   if (!row) throw notFound('Comment');
   assertTargetFeature(ctx, row.target_type);
-  if (!ctx.principal!.permissions.has(VIEW[row.target_type])) throw notFound('Comment');
-  const mayModerate = adminPermission && ctx.principal!.permissions.has(adminPermission);
-  if (row.author_id !== ctx.principal!.userId && !mayModerate) throw permissionDenied(adminPermission ?? 'comment.author');
+  const permissions = ctx.principal!.permissions;
+  if (!permissions.has(VIEW[row.target_type])) throw notFound('Comment');
+  if (adminPermission && permissions.has(adminPermission)) return row;
+  if (row.author_id !== ctx.principal!.userId) throw permissionDenied(adminPermission ?? 'comment.author');
+  if (!permissions.has(WRITE[row.target_type])) throw permissionDenied(WRITE[row.target_type]);
   return row;
 }
 

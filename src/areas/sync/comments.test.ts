@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { memberOf } from '../projects/projects.fixtures.js';
 
 let t: TestApp;
 
@@ -55,5 +56,28 @@ describe('comments and the documents feature', () => {
     expect(back.statusCode).toBe(200);
     expect(back.json().data.map((x: { body: string }) => x.body)).toEqual(['before']);
     expect((await req(c, 'PUT', `/v1/comments/${docComment.id}`, { body: 'edited' })).statusCode).toBe(200);
+  });
+});
+
+describe('who may change a comment', () => {
+  it('its author while they may write to its target: made viewer, they read it and no longer edit or delete it (403); a moderator still deletes it', async () => {
+    const owner = await newTenant(t.app);
+    const m = await memberOf(t.app, owner, 'member');
+    const doc = (await req(owner, 'POST', '/v1/documents', { title: 'Discussed' })).json().data;
+    const project = (await req(owner, 'POST', '/v1/projects', { name: 'Discussed project' })).json().data;
+    const task = (await req(owner, 'POST', `/v1/projects/${project.id}/tasks`, { title: 'Discussed task' })).json().data as string;
+    const as = (method: string, url: string, payload?: unknown) => t.app.inject({ method: method as 'GET', url, headers: m.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+    const onDoc = (await as('POST', '/v1/comments', { target_type: 'document', target_id: doc.id, body: 'mine' })).json().data;
+    const onTask = (await as('POST', '/v1/comments', { target_type: 'task', target_id: task, body: 'mine too' })).json().data;
+    expect((await as('PUT', `/v1/comments/${onDoc.id}`, { body: 'edited as member' })).statusCode).toBe(200);
+
+    expect((await req(owner, 'PUT', `/v1/organizations/current/members/${m.userId}`, { role: 'viewer' })).statusCode).toBe(200);
+    expect((await as('GET', `/v1/comments?target_type=document&target_id=${doc.id}`)).statusCode).toBe(200);
+    expect(errorOf(await as('PUT', `/v1/comments/${onDoc.id}`, { body: 'edited as viewer' }), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'document.update' });
+    expect(errorOf(await as('DELETE', `/v1/comments/${onDoc.id}`), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'document.update' });
+    expect(errorOf(await as('PUT', `/v1/comments/${onTask.id}`, { body: 'edited as viewer' }), 403, 'PERMISSION_DENIED').details).toMatchObject({ permission: 'task.update' });
+    const kept = (await req(owner, 'GET', `/v1/comments?target_type=document&target_id=${doc.id}`)).json().data;
+    expect(kept.map((c: { body: string }) => c.body)).toEqual(['edited as member']);
+    expect((await req(owner, 'DELETE', `/v1/comments/${onDoc.id}`)).statusCode).toBe(200);
   });
 });
