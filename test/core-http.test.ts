@@ -395,6 +395,23 @@ describe('input PostgreSQL cannot store or that names nothing', () => {
     expect(ok.json().data.name).toBe('pair \u{1F600}');
   });
 
+  it('a number literal past the double range (it parses as Infinity, stored as null) is 400 NUMBER_OUT_OF_RANGE naming the field', async () => {
+    const before = await projectCount();
+    for (const [body, field] of [
+      ['{"name":"big","settings":{"n":1e400}}', 'settings.n'],
+      ['{"name":"big","settings":{"list":[1, -2E+999]}}', 'settings.list[1]'],
+      [`{"name":"big","settings":{"n":${'9'.repeat(400)}}}`, 'settings.n'],
+    ] as const) {
+      const e = errorOf(await json('/v1/projects', body, a), 400, 'VALIDATION_ERROR');
+      expect(e.details).toMatchObject({ reason: 'NUMBER_OUT_OF_RANGE', field });
+    }
+    expect(await projectCount()).toBe(before);
+    // Large but finite numbers, and the same text inside a string, are fine.
+    const ok = await json('/v1/projects', '{"name":"1e400 in a string","settings":{"n":1e300,"s":"1e400"}}', a);
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().data.settings).toEqual({ n: 1e300, s: '1e400' });
+  });
+
   it('a key that would reach the prototype is 400 VALIDATION_ERROR (a field no body accepts), not INVALID_JSON', async () => {
     const e = errorOf(await json('/v1/projects', '{"name":"proto","__proto__":{"x":1}}', a), 400, 'VALIDATION_ERROR');
     expect(e.details).toMatchObject({ reason: 'UNKNOWN_FIELD' });

@@ -7,13 +7,18 @@ export const charLength = (s: string): number => [...s].length;
 const wellFormed = (s: string) => (s as string & { isWellFormed(): boolean }).isWellFormed();
 const NUL = '\u0000';
 
-type Unstorable = { path: string; what: 'surrogate' | 'nul' };
+type Unstorable = { path: string; what: 'surrogate' | 'nul' | 'number' };
 /** What PostgreSQL cannot store in one string: an unpaired surrogate, or (when asked) the NUL character. */
 const flaw = (s: string, nul: boolean): Unstorable['what'] | null => (!wellFormed(s) ? 'surrogate' : nul && s.includes(NUL) ? 'nul' : null);
 
-/** The first string, key included, PostgreSQL cannot store, with its path (`a.b[2]`); null when all can be. */
+/**
+ * The first string, key included, PostgreSQL cannot store, or number that is not finite (a JSON literal past the
+ * double range, 1e400, parses as Infinity, which JSON and jsonb cannot hold: it was stored as null), with its path
+ * (`a.b[2]`); null when all can be.
+ */
 function firstUnstorable(value: unknown, path: string, nul: boolean): Unstorable | null {
   if (typeof value === 'string') { const what = flaw(value, nul); return what && { path, what }; }
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, what: 'number' };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) { const f = firstUnstorable(value[i], `${path}[${i}]`, nul); if (f) return f; }
   } else if (value && typeof value === 'object') {
@@ -42,16 +47,19 @@ export function assertStorableText(value: unknown, opts: { nul?: boolean; field?
   if (opts.within) {
     // The value is the parsed text of one field (a sheet's JSON content): that field, and the path inside it.
     throw new AppError('VALIDATION_ERROR', `Field "${opts.within}" ${FLAW_PHRASE[found.what]}${path ? ` (at ${path})` : ''}`,
-      { reason: 'UNSTORABLE_CHARACTER', field: opts.within, ...(path ? { path } : {}) });
+      { reason: REASON[found.what], field: opts.within, ...(path ? { path } : {}) });
   }
   const field = opts.field ?? path;
   const subject = field ? `Field "${field}"` : 'The body';
-  throw new AppError('VALIDATION_ERROR', `${subject} ${FLAW_PHRASE[found.what]}`, { reason: 'UNSTORABLE_CHARACTER', ...(field ? { field } : {}) });
+  throw new AppError('VALIDATION_ERROR', `${subject} ${FLAW_PHRASE[found.what]}`, { reason: REASON[found.what], ...(field ? { field } : {}) });
 }
+
+const REASON: Record<Unstorable['what'], string> = { nul: 'UNSTORABLE_CHARACTER', surrogate: 'UNSTORABLE_CHARACTER', number: 'NUMBER_OUT_OF_RANGE' };
 
 const FLAW_PHRASE: Record<Unstorable['what'], string> = {
   nul: 'must not contain the NUL character (\\u0000), which cannot be stored',
   surrogate: 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which cannot be stored',
+  number: 'is a number out of range: numbers must be finite, at most about 1.8e308 in size',
 };
 
 /**

@@ -27,6 +27,8 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 /** A \u0000 escape: the only way a JSON text can carry the NUL character, which PostgreSQL text and jsonb refuse. */
 const NUL_ESCAPE = /\\u0000/;
+/** A number literal that may be past the double range (an exponent of 3 digits, or 309 digits): it may parse as Infinity. */
+const HUGE_NUMBER = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
 
 /**
  * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route that
@@ -94,7 +96,7 @@ export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } =
     // characters in strings), so only such bodies are walked: the refusal names the field, which the database's
     // refusal of the write could not.
     const nul = NUL_ESCAPE.test(text);
-    if (!opts.notStored && (nul || LONE_SURROGATE_ESCAPE.test(text))) {
+    if (!opts.notStored && (nul || LONE_SURROGATE_ESCAPE.test(text) || HUGE_NUMBER.test(text))) {
       try { assertStorableText(value, { nul }); } catch (err) { return done(err as Error, undefined); }
     }
     done(null, value);
