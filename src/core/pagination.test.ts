@@ -54,7 +54,11 @@ describe('cursor', () => {
   });
 
   it('a cursor it did not issue is 400 INVALID_PARAMETER naming "cursor"', () => {
-    for (const bad of ['not-base64-json', encodeCursor({ other: 1 }), Buffer.from('null').toString('base64url'), Buffer.from('"s"').toString('base64url'), '']) {
+    const issued = encodeCursor({ id: '0190a0b0-0000-7000-8000-000000000000', n: 1 });
+    // Spellings base64url decoding reads as the issued cursor: a character appended, padding, a space inside.
+    const respelled = [`${issued}x`, `${issued}=`, `${issued.slice(0, 4)} ${issued.slice(4)}`];
+    for (const s of respelled) expect(Buffer.from(s, 'base64url').toString()).toBe(Buffer.from(issued, 'base64url').toString());
+    for (const bad of ['not-base64-json', encodeCursor({ other: 1 }), Buffer.from('null').toString('base64url'), Buffer.from('"s"').toString('base64url'), '', ...respelled]) {
       try {
         decodeCursor(bad, ['id']);
         throw new Error(`accepted ${bad}`);

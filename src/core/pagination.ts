@@ -33,7 +33,11 @@ export function encodeCursor(key: Record<string, unknown>): string {
  */
 export function decodeCursor<T extends Record<string, unknown>>(cursor: string, fields: (keyof T)[], valid: (key: T) => boolean = () => true): T {
   try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const bytes = Buffer.from(cursor, 'base64url');
+    // One spelling per cursor: base64url decoding skips characters it cannot use (a trailing one, padding, spaces),
+    // so an altered cursor would otherwise read as the one it was made from.
+    if (bytes.toString('base64url') !== cursor) throw new Error('not canonical');
+    const v = JSON.parse(bytes.toString('utf8'));
     if (!v || typeof v !== 'object' || fields.some((f) => !(f in v)) || !valid(v as T)) throw new Error('shape');
     return v as T;
   } catch {
