@@ -11,7 +11,7 @@ type Doc = {
   openapi: string; info: { title: string; version: string };
   paths: Record<string, Record<string, {
     operationId?: string; summary?: string; security?: unknown[];
-    parameters?: Array<{ name: string; in: string; required?: boolean; schema?: unknown }>;
+    parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: unknown }>;
     requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
     responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
   }>>;
@@ -101,8 +101,9 @@ describe('GET /v1/openapi.json', () => {
 
   it('binary routes name their media types: the PDF upload and download, the sheet export', () => {
     const file = doc.paths['/v1/documents/{id}/file'];
-    expect(Object.keys(file.put.requestBody?.content ?? {})).toEqual(['application/pdf']);
-    expect(file.put.requestBody?.content?.['application/pdf'].schema).toEqual({ type: 'string', format: 'binary' });
+    // Both media types the upload takes (docs/documents.md, Files).
+    expect(Object.keys(file.put.requestBody?.content ?? {})).toEqual(['application/pdf', 'application/octet-stream']);
+    for (const type of ['application/pdf', 'application/octet-stream']) expect(file.put.requestBody?.content?.[type].schema).toEqual({ type: 'string', format: 'binary' });
     expect(Object.keys(file.get.responses?.['200'].content ?? {})).toEqual(['application/pdf']);
     // Bearer or the signed query: the credential is optional in the document, as in the handler.
     expect(file.get.security).toEqual([{ bearerAuth: [] }, {}]);
@@ -141,6 +142,58 @@ describe('GET /v1/openapi.json', () => {
     // Checked by the handler after the credential, yet required: the document says so.
     const exportParams = doc.paths['/v1/sheet/{documentId}/export'].get.parameters ?? [];
     expect(exportParams.filter((x) => x.in === 'query' && x.required).map((x) => x.name).sort()).toEqual(['format', 'token']);
+  });
+
+  it('query values the handler checks itself show their real type and allowed values, not "string or array of strings"', () => {
+    const query = (p: string) => Object.fromEntries((doc.paths[p].get.parameters ?? []).filter((x) => x.in === 'query')
+      .map((x) => [x.name, { required: x.required, description: x.description, schema: x.schema }])) as Record<string, { required?: boolean; description?: string; schema?: unknown }>;
+    const exportQuery = query('/v1/sheet/{documentId}/export');
+    expect(Object.fromEntries(Object.entries(exportQuery).map(([k, v]) => [k, v.schema]))).toEqual({
+      token: { type: 'string' },
+      format: { type: 'string', enum: ['xlsx', 'csv', 'tsv'] },
+      sheet_id: { type: 'integer', minimum: 0, maximum: 9999 },
+      header_row: { type: 'boolean', default: true },
+      value_mode: { type: 'string', enum: ['displayed', 'raw'], default: 'displayed' },
+      filename: { type: 'string', minLength: 1, maxLength: 200 },
+    });
+    expect(exportQuery.format).toMatchObject({ required: true, description: 'xlsx | csv | tsv (required)' });
+    const signed = query('/v1/documents/{id}/file');
+    expect(Object.fromEntries(Object.entries(signed).map(([k, v]) => [k, [v.required, v.schema]]))).toEqual({
+      org: [false, { type: 'string', format: 'uuid', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }],
+      exp: [false, { type: 'integer', minimum: 1, maximum: 999_999_999_999 }],
+      sig: [false, { type: 'string', pattern: '^[0-9a-f]{64}$' }],
+    });
+    // No query parameter anywhere is documented as the array the validated schema takes for a repeated one.
+    const loose: string[] = [];
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const x of op.parameters ?? []) if (x.in === 'query' && JSON.stringify(x.schema).includes('"type":"array"')) loose.push(`${method} ${p} ${x.name}`);
+      }
+    }
+    expect(loose).toEqual([]);
+    expect(JSON.stringify(doc)).not.toContain('x-documented-as');
+  });
+
+  it('WebSocket routes describe their query and path parameters; the path variants take the id only in the path', () => {
+    const params = (p: string) => (doc.paths[p].get.parameters ?? []).map((x) => ({ in: x.in, name: x.name, required: x.required, described: typeof x.description === 'string' }));
+    expect(params('/v1/sheet/ws')).toEqual([
+      { in: 'query', name: 'token', required: true, described: true },
+      { in: 'query', name: 'documentId', required: true, described: true },
+    ]);
+    for (const p of ['/v1/collaboration/ws/{documentId}', '/v1/yjs/ws/{documentId}']) {
+      expect(params(p), p).toEqual([
+        { in: 'query', name: 'ticket', required: false, described: true },
+        { in: 'query', name: 'token', required: false, described: true },
+        { in: 'path', name: 'documentId', required: true, described: true },
+      ]);
+    }
+    for (const p of ['/v1/collaboration/ws', '/v1/yjs/ws']) {
+      expect(params(p), p).toEqual([
+        { in: 'query', name: 'ticket', required: false, described: true },
+        { in: 'query', name: 'token', required: false, described: true },
+        { in: 'query', name: 'documentId', required: false, described: true },
+      ]);
+    }
   });
 
   it('passes `redocly lint` (recommended rules; warnings allowed, errors not)', async () => {

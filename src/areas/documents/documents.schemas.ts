@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { OffsetQuery } from '../../core/pagination.js';
+import { HandlerCheckedQuery } from '../../core/http/query-values.js';
 
 const strict = { additionalProperties: false } as const;
 export const Uuid = Type.String({ format: 'uuid' });
@@ -91,14 +92,14 @@ export const DeletedOut = Type.Object({ id: Uuid, deleted: Type.Boolean() });
 
 // Files
 /**
- * Signed-URL parameters. No limits here: any malformed, altered or repeated value must be 401 UNAUTHORIZED
- * (spec 4.5), which the service decides, not a 400 from the schema.
+ * Signed-URL parameters. No limits in the validated schema: any malformed, altered or repeated value must be 401
+ * UNAUTHORIZED (spec 4.5), which the service decides, not a 400 from the schema. The document shows the one
+ * spelling the service accepts (files.service.ts, CANONICAL_*).
  */
-const SignedParam = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 export const FileQuery = Type.Object({
-  org: SignedParam('organization id of a signed URL'),
-  exp: SignedParam('expiry of a signed URL, unix seconds'),
-  sig: SignedParam('hex HMAC-SHA256 over {org}:{id}:{exp}'),
+  org: HandlerCheckedQuery(Type.String({ format: 'uuid', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', description: 'organization id of a signed URL (lower case)' })),
+  exp: HandlerCheckedQuery(Type.Integer({ minimum: 1, maximum: 999_999_999_999, description: 'expiry of a signed URL, unix seconds' })),
+  sig: HandlerCheckedQuery(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'hex HMAC-SHA256 over {org}:{id}:{exp} (lower case)' })),
 });
 export const SignedUrlBody = Type.Object({
   expires_in: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 86400, default: 3600, description: 'seconds, default 3600' })),

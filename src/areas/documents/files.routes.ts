@@ -13,7 +13,7 @@ export default async function fileRoutes(app: FastifyInstance) {
 
   app.put('/v1/documents/:id/file', {
     bodyLimit: files.MAX_FILE_BYTES,
-    config: { scope: 'documents:write', permission: 'document.update', feature: 'documents', fixture: 'document', accepts: ['application/pdf'] },
+    config: { scope: 'documents:write', permission: 'document.update', feature: 'documents', fixture: 'document', accepts: ['application/pdf', 'application/octet-stream'] },
     schema: { summary: 'Upload the PDF of a document (raw application/pdf body, max 25 MB)', params: S.IdParams, response: { 200: Envelope(S.FileOut) } },
   }, async (req) => {
     const body = req.body;

@@ -2,6 +2,7 @@ import { contentDisposition } from '../../core/http/content-disposition.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../core/http/envelope.js';
+import { HandlerCheckedQuery } from '../../core/http/query-values.js';
 import * as S from './documents.schemas.js';
 import * as sheets from './sheets.service.js';
 
@@ -14,14 +15,17 @@ const ProjectParams = Type.Object({ projectId: S.Uuid });
 const ExportParams = Type.Object({ documentId: S.Uuid });
 /**
  * Query values are checked by the service: this endpoint reports VALIDATION_ERROR (spec 4.5), not
- * INVALID_PARAMETER, so the schema sets no limits of its own (a repeated parameter arrives as an array and
- * is refused by the service too). The URL itself is bounded by the server's header size limit.
+ * INVALID_PARAMETER, so the validated schema sets no limits of its own (a repeated parameter arrives as an array
+ * and is refused by the service too). The URL itself is bounded by the server's header size limit. The document
+ * shows what the service accepts (sheets.service.ts, exportSheet).
  */
-const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 const ExportQuery = Type.Object({
-  token: QueryValue('the session access token (JWT)'), format: QueryValue('xlsx | csv | tsv (required)'),
-  sheet_id: QueryValue('zero-based sheet index; required for csv and tsv'), header_row: QueryValue('true (default) | false'),
-  value_mode: QueryValue('displayed (default) | raw'), filename: QueryValue('1-200 characters; the extension is added'),
+  token: HandlerCheckedQuery(Type.String({ description: 'the session access token (JWT)' })),
+  format: HandlerCheckedQuery(Type.String({ enum: ['xlsx', 'csv', 'tsv'], description: 'xlsx | csv | tsv (required)' })),
+  sheet_id: HandlerCheckedQuery(Type.Integer({ minimum: 0, maximum: 9999, description: 'zero-based sheet index; required for csv and tsv' })),
+  header_row: HandlerCheckedQuery(Type.Boolean({ default: true, description: 'true (default) | false' })),
+  value_mode: HandlerCheckedQuery(Type.String({ enum: ['displayed', 'raw'], default: 'displayed', description: 'displayed (default) | raw' })),
+  filename: HandlerCheckedQuery(Type.String({ minLength: 1, maxLength: 200, description: '1-200 characters; the extension is added' })),
 });
 
 /** Spreadsheets and slide decks (spec 4.5). */

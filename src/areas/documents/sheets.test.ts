@@ -135,6 +135,11 @@ describe('sheets and decks', () => {
     errorOf(await go(`token=${a.token}&format=constructor&sheet_id=0`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=toString&sheet_id=0`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=csv&format=tsv&sheet_id=0`), 400, 'VALIDATION_ERROR');
+    // The OpenAPI document shows each parameter's one value (format an enum); the answers stay the service's own.
+    expect(errorOf(await go(`token=${a.token}&format=csv&format=tsv&sheet_id=0`), 400, 'VALIDATION_ERROR')).toMatchObject({ message: 'Query parameter "format" must be given once', details: { field: 'format' } });
+    expect(errorOf(await go(`token=${a.token}&format=pdf`), 400, 'VALIDATION_ERROR')).toMatchObject({ message: 'Query parameter "format" must be xlsx, csv or tsv', details: { field: 'format' } });
+    expect(errorOf(await go(`token=${a.token}&format=csv&sheet_id=x`), 400, 'VALIDATION_ERROR').message).toBe('Query parameter "sheet_id" must be a zero-based sheet index');
+    expect(errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&header_row=yes`), 400, 'VALIDATION_ERROR').message).toBe('Query parameter "header_row" must be true or false');
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=${'1'.repeat(30)}`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&header_row=${'t'.repeat(30)}`), 400, 'VALIDATION_ERROR');
     errorOf(await go(`token=${a.token}&format=csv&sheet_id=0&value_mode=${'v'.repeat(30)}`), 400, 'VALIDATION_ERROR');

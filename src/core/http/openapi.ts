@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { ErrorEnvelope } from './envelope.js';
 import type { RouteNeeds } from './route-config.js';
 import { emptyBodyIsObject, refuseBody, takesNoBody } from './body-hooks.js';
+import { documentedQuery } from './query-values.js';
 
 export interface RegisteredRoute { method: string; url: string; config: RouteNeeds; schema: Record<string, unknown> | undefined; bodyLimit?: number }
 
@@ -112,6 +113,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       const s = { ...(schema as Record<string, unknown>) };
       s.security = needs.auth !== 'public' ? [{ bearerAuth: [] }] : needs.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
       s.response = withResponseHeaders(s.response as Record<string, unknown> | undefined, needs.responseHeaders);
+      if (s.querystring) s.querystring = documentedQuery(s.querystring as Record<string, unknown>);
       if (needs.requiredQuery && s.querystring) {
         const q = s.querystring as { required?: string[] };
         s.querystring = { ...q, required: [...new Set([...(q.required ?? []), ...needs.requiredQuery])] };

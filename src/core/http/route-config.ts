@@ -64,7 +64,8 @@ export interface RouteNeeds {
   responseHeaders?: Record<string, string>;
   /**
    * Query parameters the OpenAPI document lists as required although the schema leaves them optional, because the
-   * handler checks them itself, after the credential (the answer without one is 401 first, not 400).
+   * handler checks them itself, after what must be answered first (the credential's 401 for the sheet export, the
+   * 426 of a request without Upgrade for the sheet socket), not as the schema's 400.
    */
   requiredQuery?: string[];
   /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */

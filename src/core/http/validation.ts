@@ -3,6 +3,7 @@ import addFormatsImport from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance } from 'fastify';
 import { isUuid } from '../ids.js';
+import { DOCUMENTED_AS } from './query-values.js';
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
@@ -22,7 +23,7 @@ function storableDateTime(s: string): boolean {
 }
 
 /**
- * The platform's Ajv: formats (date-time limited as above, uuid as PostgreSQL reads it), the `x-platform-assigned` annotation, defaults filled,
+ * The platform's Ajv: formats (date-time limited as above, uuid as PostgreSQL reads it), the `x-platform-assigned` and `x-documented-as` annotations, defaults filled,
  * strict objects. `coerce` for query strings and path parameters (text arrives, the schema's types are wanted);
  * bodies and MCP tool arguments are validated as sent.
  */
@@ -40,6 +41,8 @@ export function newAjv(coerce: boolean): Ajv {
   // validation and failed in the database (500 DATABASE_ERROR instead of 400 INVALID_ID_FORMAT).
   ajv.addFormat('uuid', { type: 'string', validate: isUuid });
   ajv.addKeyword({ keyword: 'x-platform-assigned' });
+  // What the OpenAPI document shows of a query value the handler checks (query-values.ts): not validated.
+  ajv.addKeyword({ keyword: DOCUMENTED_AS });
   // Every validator this Ajv compiles also writes the UUIDs it accepted in lower case: PostgreSQL reads either case,
   // but an id echoed as sent (`DELETE` answers) or used as an in-process key (collaboration rooms) must be canonical.
   const compile = ajv.compile.bind(ajv);

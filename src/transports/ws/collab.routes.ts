@@ -5,6 +5,7 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { isUuid } from '../../core/ids.js';
+import { HandlerCheckedQuery } from '../../core/http/query-values.js';
 import * as collab from '../../areas/documents/collab.service.js';
 import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
@@ -16,13 +17,20 @@ declare module 'fastify' {
 }
 
 /** No length limits on the credentials: a malformed or repeated ticket/token is 401 (checked below), not a schema 400. */
-const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
-const Query = Type.Object({
-  ticket: QueryValue('single-use ticket from POST /v1/collaboration/ticket'),
-  token: QueryValue('deprecated: a bearer credential instead of a ticket'),
-  documentId: Type.Optional(Type.String({ maxLength: 64 })),
+const Credentials = {
+  ticket: HandlerCheckedQuery(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'single-use ticket from POST /v1/collaboration/ticket (this or token)' })),
+  token: HandlerCheckedQuery(Type.String({ description: 'deprecated: a bearer credential instead of a ticket' })),
+};
+/**
+ * The routes without the id in the path take it in the query. The path variants read only the path (authenticate):
+ * their query has no documentId, so the document does not offer two that could disagree.
+ */
+const queryFor = (kind: 'document' | 'deck') => Type.Object({
+  ...Credentials,
+  documentId: Type.Optional(Type.String({ maxLength: 64, description: `id of the ${kind} (a UUID); without it the socket opens and is closed with 4400` })),
 });
-const Params = Type.Object({ documentId: Type.String({ format: 'uuid' }) });
+const PathQuery = Type.Object(Credentials);
+const paramsFor = (kind: 'document' | 'deck') => Type.Object({ documentId: Type.String({ format: 'uuid', description: `id of the ${kind}: the room name y-websocket clients append to the URL` }) });
 const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('read'), Type.Literal('write')], { description: 'capability; default write when allowed' })) }, { additionalProperties: false });
 
 /** Close code for a socket opened without a document id (4000-4999: application codes). */
@@ -80,6 +88,7 @@ export const UPGRADE_RESPONSES = {
 function authenticate(kinds: string[]) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
+    // The path variants' id is the path's: a documentId sent in their query is ignored (their schema has none).
     const documentId = (req.params as { documentId?: string }).documentId ?? q.documentId;
     if (!q.ticket && !q.token) throw new AppError('VALIDATION_ERROR', 'Query parameter "ticket" (from POST /v1/collaboration/ticket) or the deprecated "token" is required', { field: 'ticket' });
     // A request without Upgrade: websocket is 426 whatever else it carries, a malformed handshake 400 (the ticket is
@@ -134,18 +143,19 @@ export default async function collaborationTransport(app: FastifyInstance) {
       response: { 200: Envelope(Type.Object({ ticket: Type.String({ pattern: '^[0-9a-f]{64}$' }), expiresInSeconds: Type.Integer() })) } },
   }, async (req) => ok(await collab.issueTicket(req.ctx, req.body as { scope?: 'read' | 'write' })));
 
-  const routes: Array<[string, string[], string]> = [
-    ['/v1/collaboration/ws', ['document'], 'Collaborative editing of a document (y-websocket protocol; text in Y.Text "content")'],
-    ['/v1/collaboration/ws/:documentId', ['document'], 'Same, with the document id as the room segment y-websocket clients append'],
-    ['/v1/yjs/ws', ['deck'], 'CRDT transport for slide decks (y-websocket protocol)'],
-    ['/v1/yjs/ws/:documentId', ['deck'], 'Same, with the deck id as the room segment'],
+  const routes: Array<[string, 'document' | 'deck', string]> = [
+    ['/v1/collaboration/ws', 'document', 'Collaborative editing of a document (y-websocket protocol; text in Y.Text "content")'],
+    ['/v1/collaboration/ws/:documentId', 'document', 'Same, with the document id as the room segment y-websocket clients append'],
+    ['/v1/yjs/ws', 'deck', 'CRDT transport for slide decks (y-websocket protocol)'],
+    ['/v1/yjs/ws/:documentId', 'deck', 'Same, with the deck id as the room segment'],
   ];
-  for (const [url, kinds, summary] of routes) {
+  for (const [url, kind, summary] of routes) {
+    const inPath = url.includes(':documentId');
     app.route({
       method: 'GET', url,
-      config: { auth: 'public', rateLimit: { key: 'ip' }, ...(url.includes(':documentId') ? { fixture: 'document' } : {}) },
-      schema: { summary, querystring: Query, ...(url.includes(':documentId') ? { params: Params } : {}), response: UPGRADE_RESPONSES },
-      preHandler: authenticate(kinds),
+      config: { auth: 'public', rateLimit: { key: 'ip' }, ...(inPath ? { fixture: 'document' } : {}) },
+      schema: { summary, ...(inPath ? { querystring: PathQuery, params: paramsFor(kind) } : { querystring: queryFor(kind) }), response: UPGRADE_RESPONSES },
+      preHandler: authenticate([kind]),
       handler: async (req) => requireWebSocketUpgrade(req),
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;

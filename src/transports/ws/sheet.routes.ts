@@ -28,7 +28,11 @@ function readNews(m: Uint8Array): SheetNews | null {
 /** The fan-out channel of a sheet's sockets (key: `<org>:<document>`). */
 const sheetChannel = (key: string) => `sheet:${key}`;
 
-const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), documentId: Type.Optional(Type.String({ maxLength: 64 })) });
+/** Both are needed (the route's `requiredQuery`), checked by the handler: the 426 of a request without Upgrade comes first. */
+const Query = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 8192, description: 'the session access token (JWT; API keys are refused)' })),
+  documentId: Type.Optional(Type.String({ maxLength: 64, description: 'id of the spreadsheet (a document of kind sheet)' })),
+});
 
 /**
  * GET /v1/sheet/ws: the spreadsheet grid socket (JSON messages, docs/documents.md). The server sends
@@ -73,7 +77,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   app.addHook('onClose', async () => { unsubscribe(); watch.close(); for (const stop of heard.values()) stop(); });
   app.route({
     method: 'GET', url: '/v1/sheet/ws',
-    config: { auth: 'public', rateLimit: { key: 'ip' } },
+    config: { auth: 'public', rateLimit: { key: 'ip' }, requiredQuery: ['token', 'documentId'] },
     schema: { summary: 'Spreadsheet grid WebSocket (session JWT in `token`, `documentId`)', querystring: Query, response: UPGRADE_RESPONSES },
     preHandler: async (req: FastifyRequest) => {
       const q = req.query as { token?: string; documentId?: string };
