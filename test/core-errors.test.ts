@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { appWithCapturedLogs, buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
+import { appWithCapturedLogs, bearer, buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from './helpers.js';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../src/core/errors.js';
 import { installErrorHandler, toAppError } from '../src/core/http/error-handler.js';
 import { installValidators } from '../src/core/http/validation.js';
@@ -154,6 +154,22 @@ describe('on the app', () => {
     expect(body.details).toMatchObject({ field: 'visibility', rule: 'enum', allowedValues: ['public', 'private', 'internal'] });
     const query = errorOf(await t.app.inject({ url: '/v1/projects?status=gone', headers: a.auth }), 400, 'INVALID_PARAMETER');
     expect(query.details).toMatchObject({ field: 'status', allowedValues: ['active', 'archived', 'deleted', 'all'] });
+  });
+
+  it('an update body without any field names the fields it takes, on every route whose body needs one (minProperties)', async () => {
+    const id = randomUUID(); // the body is checked before the resource is looked up
+    const routes: Array<[string, Record<string, string>, string[]]> = [
+      [`/v1/tasks/${id}`, a.auth, ['title', 'description', 'status', 'spec_id', 'priority', 'assignee_id', 'depends_on', 'parent_task_id', 'due_date']],
+      [`/v1/projects/${id}`, a.auth, ['name', 'slug', 'description', 'visibility', 'is_active', 'settings']],
+      [`/v1/notifications/${id}`, a.auth, ['is_read', 'is_archived']],
+      [`/v1/admin/organizations/${a.orgId}/entitlements`, bearer(t.rootKey), ['plan_tier', 'subscription_status', 'features']],
+    ];
+    for (const [url, headers, fields] of routes) {
+      // No details.field: no one field is at fault (it was "", with "Request body must NOT have fewer than 1 properties").
+      expect(errorOf(await t.app.inject({ method: 'PUT', url, headers, payload: {} }), 400, 'VALIDATION_ERROR'), url).toEqual({
+        code: 'VALIDATION_ERROR', message: `Send at least one field to change: ${fields.join(', ')}`, details: { rule: 'minProperties', limit: 1, fields },
+      });
+    }
   });
 
   it('an offset beyond what a list can take is 400 INVALID_PARAMETER, not a database error', async () => {

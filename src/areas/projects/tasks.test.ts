@@ -246,9 +246,15 @@ describe('PUT /v1/tasks/{taskId}', () => {
     expect((await task(id)).due_date).toBe('2030-05-06T00:00:00.000Z');
     expect((await req('PUT', `/v1/tasks/${id}`, { due_date: '2031-01-02' })).statusCode).toBe(200);
     expect((await task(id)).due_date).toBe('2031-01-02T00:00:00.000Z');
-    for (const due_date of ['2031-13-01', '2031-02-30', '0000-01-01', '31-01-02', '2031-01-02T25:00:00Z']) {
-      expect(errorOf(await req('PUT', `/v1/tasks/${id}`, { due_date }), 400, 'VALIDATION_ERROR').message, due_date).toContain('due_date');
+    // The message names every form the field takes (not only the first branch's "must match format "date-time"").
+    const forms = { message: 'Field "due_date" must be an RFC 3339 date-time, a YYYY-MM-DD date or null', details: { field: 'due_date', rule: 'format', formats: ['date-time', 'date'] } };
+    for (const due_date of ['2031-13-01', '2031-02-30', '0000-01-01', '31-01-02', '2031-01-02T25:00:00Z', '03/01/2027']) {
+      expect(errorOf(await req('PUT', `/v1/tasks/${id}`, { due_date }), 400, 'VALIDATION_ERROR'), due_date).toEqual({ code: 'VALIDATION_ERROR', ...forms });
     }
+    expect(errorOf(await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'US date', due_date: '03/01/2027' }), 400, 'VALIDATION_ERROR')).toEqual({ code: 'VALIDATION_ERROR', ...forms });
+    expect((await req('POST', `/v1/projects/${p.id}/tasks`, { title: 'ISO date', due_date: '2027-03-01' })).statusCode).toBe(201);
+    // So does a value of another type (it was "must be string", though null is taken too).
+    expect(errorOf(await req('PUT', `/v1/tasks/${id}`, { due_date: 5 }), 400, 'VALIDATION_ERROR')).toEqual({ code: 'VALIDATION_ERROR', ...forms });
     expect((await task(id)).due_date).toBe('2031-01-02T00:00:00.000Z');
   });
 
@@ -258,7 +264,9 @@ describe('PUT /v1/tasks/{taskId}', () => {
     const e = errorOf(await req('PUT', `/v1/tasks/${id}`, { status: 'shipped' }), 400, 'VALIDATION_ERROR');
     expect(e.message).toContain('shipped');
     expect(e.details).toMatchObject({ field: 'status' });
-    errorOf(await req('PUT', `/v1/tasks/${id}`, {}), 400, 'VALIDATION_ERROR');
+    expect(errorOf(await req('PUT', `/v1/tasks/${id}`, {}), 400, 'VALIDATION_ERROR')).toEqual({ code: 'VALIDATION_ERROR',
+      message: 'Send at least one field to change: title, description, status, spec_id, priority, assignee_id, depends_on, parent_task_id, due_date',
+      details: { rule: 'minProperties', limit: 1, fields: ['title', 'description', 'status', 'spec_id', 'priority', 'assignee_id', 'depends_on', 'parent_task_id', 'due_date'] } });
     errorOf(await req('PUT', `/v1/tasks/${id}`, { updated_at: '2030-01-01T00:00:00Z' }), 400, 'VALIDATION_ERROR');
     errorOf(await req('PUT', `/v1/tasks/${id}`, { priority: 'urgent' }), 400, 'VALIDATION_ERROR');
   });

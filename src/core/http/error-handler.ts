@@ -9,7 +9,7 @@ export const PLATFORM_ASSIGNED_FIELDS = new Set([
   'id', 'org_id', 'created_at', 'updated_at', 'status', 'created_by', 'created_by_user_id', 'updated_by', 'deleted_at',
 ]);
 
-interface AjvError { keyword: string; instancePath: string; message?: string; params: Record<string, unknown> }
+interface AjvError { keyword: string; instancePath: string; schemaPath?: string; message?: string; params: Record<string, unknown> }
 
 function fieldOf(e: AjvError): string {
   const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -25,12 +25,44 @@ function queryParameterDescription(req: FastifyRequest, field: string): string |
   return typeof d === 'string' && d.length <= 200 ? d : undefined;
 }
 
+/** The route's schema of one part of the request (`body`, `querystring`, ...), as the route declared it. */
+const routeSchemaOf = (req: FastifyRequest, part: string): unknown => (req.routeOptions.schema as Record<string, unknown> | undefined)?.[part];
+
+/** The schema a JSON pointer (an Ajv `schemaPath`, `#/properties/due_date/anyOf`) names inside `root`. */
+function schemaAt(root: unknown, pointer: string): unknown {
+  return pointer.replace(/^#/, '').split('/').filter(Boolean).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((s, k) => (s && typeof s === 'object' ? (s as Record<string, unknown>)[k] : undefined), root);
+}
+
+/** How a message names a string format. */
+const FORMAT_NAMES: Record<string, string> = {
+  'date-time': 'an RFC 3339 date-time', date: 'a YYYY-MM-DD date', time: 'an RFC 3339 time', uuid: 'a UUID', email: 'an e-mail address', uri: 'an absolute URI',
+};
+
+/**
+ * A value that fails a union of string formats (a task's `due_date`: a date-time, a date alone, or null): Ajv blames
+ * the first branch ("must match format "date-time""), which hides that the other forms are accepted too. Said as a
+ * whole, from the union's own branches (the schema, since a branch may fail on its pattern before its format):
+ * "must be an RFC 3339 date-time, a YYYY-MM-DD date or null". Null for any other failure.
+ */
+function asFormatUnionError(errors: AjvError[], root: unknown): AjvError | null {
+  const first = errors[0];
+  const union = errors.find((x) => x.keyword === 'anyOf' && x.instancePath === first?.instancePath);
+  const branches = union?.schemaPath ? schemaAt(root, union.schemaPath) : undefined;
+  if (!first || !Array.isArray(branches)) return null;
+  const formats = branches.flatMap((b: { type?: unknown; format?: unknown }) => (b?.type === 'string' && typeof b.format === 'string' ? [b.format] : []));
+  const nullable = branches.some((b: { type?: unknown }) => b?.type === 'null');
+  if (formats.length < 2 || formats.length + (nullable ? 1 : 0) !== branches.length) return null;
+  const names = [...formats.map((f) => FORMAT_NAMES[f] ?? `a "${f}" string`), ...(nullable ? ['null'] : [])];
+  return { keyword: 'format', instancePath: first.instancePath, message: `must be ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`, params: { formats } };
+}
+
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */
 function fromValidation(err: FastifyError & { validation: AjvError[]; validationContext?: string }, req: FastifyRequest): AppError {
   const params = req.params;
-  const e = asEnumError(err.validation) ?? err.validation[0];
-  const field = fieldOf(e);
   const where = err.validationContext ?? 'body';
+  const e = asEnumError(err.validation) ?? asFormatUnionError(err.validation, routeSchemaOf(req, where)) ?? err.validation[0];
+  const field = fieldOf(e);
   if (where === 'params') {
     if (e.keyword === 'format' && e.params.format === 'uuid') {
       // `/v1/projects/` (a trailing slash) or `/v1/projects//tasks` matched an id route with an empty id: no such
@@ -65,6 +97,14 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
   }
   if (e.keyword === 'required') {
     return new AppError('VALIDATION_ERROR', `Field "${field}" is required`, { field, reason: 'REQUIRED' });
+  }
+  if (e.keyword === 'minProperties' && !field) {
+    // An update body whose fields are all optional (`minProperties: 1`): "must NOT have fewer than 1 properties" named
+    // neither the rule nor the fields; the answer lists what may be sent. No `field`: no one field is at fault.
+    const fields = Object.keys((routeSchemaOf(req, 'body') as { properties?: object } | undefined)?.properties ?? {});
+    const limit = Number(e.params.limit);
+    const some = limit === 1 ? 'one field' : `${limit} fields`;
+    return new AppError('VALIDATION_ERROR', `Send at least ${some} to change${fields.length ? `: ${fields.join(', ')}` : ''}`, { rule: e.keyword, limit, fields });
   }
   const subject = field ? `Field "${field}"` : 'Request body';
   return new AppError('VALIDATION_ERROR', `${subject} ${e.message ?? 'is invalid'}`, { field, rule: e.keyword, ...e.params });
