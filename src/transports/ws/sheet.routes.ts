@@ -35,32 +35,52 @@ const Query = Type.Object({
 });
 
 /**
- * GET /v1/sheet/ws: the spreadsheet grid socket (JSON messages, docs/documents.md). The server sends
- * `snapshot` on connect and `cell` after every edit; clients send `set` (`{type, id?, sheet, cell, value?, formula?}`)
- * and `ping`. Edits need write capability (document.update); others get an `error` message. After any credential
+ * GET /v1/sheet/ws: the spreadsheet grid socket (JSON messages, docs/documents.md). The server sends `snapshot` on
+ * connect, before any other message, and `cell` after every edit; clients send `set`
+ * (`{type, id?, sheet, cell, value?, formula?}`) and `ping`. Edits need write capability (document.update); others get an `error` message. After any credential
  * change the socket is admitted again (same rules, by the session behind the token): it closes with 4401 or 4403
  * when that fails, or with 4403 when a write socket would now be read-only; nothing sent after the change is applied.
  */
 export default async function sheetSocketRoutes(app: FastifyInstance) {
   const sockets = new Map<string, Set<WebSocket>>();
   const sessions = new WeakMap<WebSocket, sheets.SheetSession>();
+  /** Sockets that were sent their first snapshot: only they hear news (cells, later snapshots). */
+  const started = new WeakSet<WebSocket>();
   const watch = new CredentialWatch(app.platform);
   const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
   const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook) => {
     send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display: wb.sheets.map(displayedValues) });
   };
   const fanout = app.platform.fanout;
+  /**
+   * Per sheet, one step at a time: its news and each socket's first snapshot. An edit is told after it committed, and a
+   * snapshot is read and sent within its step: an edit told before the step is in what it reads, one told later is
+   * sent after it. So a socket gets its snapshot before anything else, and never a snapshot older than a cell it got.
+   */
+  const lanes = new Map<string, Promise<void>>();
+  const inLane = (key: string, step: () => Promise<void>): Promise<void> => {
+    const done = (lanes.get(key) ?? Promise.resolve()).then(step);
+    const settled = done.catch(() => {}); // a failed step does not hold up the next
+    lanes.set(key, settled);
+    void settled.then(() => { if (lanes.get(key) === settled) lanes.delete(key); });
+    return done;
+  };
   /** What happened to a sheet, for its sockets on this node; with REDIS_URL also published to the other nodes. */
-  const apply = async (key: string, news: SheetNews) => {
-    const peers = sockets.get(key);
-    if (!peers?.size) return;
-    if (news.t === 'cell') for (const p of peers) send(p, news.cell);
-    if (news.t === 'deleted') for (const ws of peers) ws.close(4404, 'document deleted');
-    if (news.t === 'refresh') {
-      const first = sessions.get(peers.values().next().value!);
-      const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
-      if (wb) for (const ws of peers) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb); }
-    }
+  const apply = async (key: string, news: SheetNews): Promise<void> => {
+    if (!sockets.get(key)?.size) return;
+    await inLane(key, async () => {
+      const peers = [...(sockets.get(key) ?? [])];
+      if (news.t === 'deleted') for (const ws of peers) ws.close(4404, 'document deleted');
+      // A socket waiting for its first snapshot hears nothing yet: that snapshot, read in a later step, holds this news.
+      const listening = peers.filter((ws) => started.has(ws));
+      if (!listening.length) return;
+      if (news.t === 'cell') for (const p of listening) send(p, news.cell);
+      if (news.t === 'refresh') {
+        const first = sessions.get(listening[0]);
+        const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
+        if (wb) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb); }
+      }
+    });
   };
   const tell = (key: string, news: SheetNews) => {
     fanout.publish(sheetChannel(key), Buffer.from(JSON.stringify(news)));
@@ -118,7 +138,12 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       const gate = watch.watch(socket, req.sheetSince!, async () => {
         s.principal = await sheets.recheckSheetPrincipal(req.server.platform, s.principal, s.capability);
       });
-      let queue: Promise<void> = Promise.resolve();
+      // The snapshot first (in the sheet's lane, see inLane); this socket's own answers (pong, ack, error) after it.
+      let queue: Promise<void> = inLane(key, async () => {
+        if (socket.readyState !== 1) return;
+        snapshot(socket, s, await sheets.readWorkbook(req.server.platform, s));
+        started.add(socket);
+      }).catch(() => socket.close(1011, 'unavailable'));
       socket.on('message', (raw: Buffer) => gate.run(() => {
         queue = queue.then(async () => {
           // Refused by a re-check meanwhile: nothing more is applied.
@@ -137,7 +162,6 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
           }
         });
       }));
-      sheets.readWorkbook(req.server.platform, s).then((wb) => snapshot(socket, s, wb), () => socket.close(1011, 'unavailable'));
     },
   });
 }

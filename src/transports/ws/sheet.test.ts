@@ -27,7 +27,86 @@ function open(token: string, documentId = sheetId): Promise<{ ws: WebSocket; msg
     ws.on('error', () => {});
   });
 }
+/** A new sheet of tenant a. */
+async function newSheet(name: string): Promise<string> {
+  const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `${name} project` } })).json().data.id;
+  return (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: a.auth, payload: { name } })).json().data.document.id;
+}
+
+/**
+ * Holds back the sheet socket's reads of the workbook (the snapshot) after they read it: the snapshot's data is then
+ * older than what happens meanwhile. Returns how many were held and the function that lets them go (and undoes this).
+ */
+function holdSnapshotReads(): { held: () => number; release: () => void } {
+  const db = t.platform.db;
+  const original = db.tenant;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let held = 0;
+  db.tenant = (async (orgId: string, fn: (sql: never) => Promise<unknown>) => {
+    const result = await original.call(db, orgId, fn as never);
+    // readWorkbook's read (documentContent); the admission's document lookup and the edits' transactions go on.
+    if (orgId === a.orgId && String(fn).includes('documentContent')) { held++; await gate; }
+    return result;
+  }) as typeof db.tenant;
+  return { held: () => held, release: () => { db.tenant = original; release(); } };
+}
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 describe('GET /v1/sheet/ws', () => {
+  it('the snapshot is the first message: what a client sends at once is answered after it', async () => {
+    const id = await newSheet('First things first');
+    const hold = holdSnapshotReads();
+    let c: Awaited<ReturnType<typeof open>>;
+    try {
+      c = await open(a.token, id);
+      c.ws.send(JSON.stringify({ type: 'ping', id: 'p' }));
+      c.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'A1', value: 5 }));
+      c.ws.send('nope');
+      c.ws.send(JSON.stringify({ type: 'hello', id: 'h' }));
+      await until(() => hold.held() === 1);
+      await pause(200);
+      // The snapshot is still being read: nothing is answered before it.
+      expect(c.msgs).toEqual([]);
+    } finally { hold.release(); }
+    await until(() => c.msgs.length === 6);
+    expect(c.msgs.map((m) => m.type)).toEqual(['snapshot', 'pong', 'ack', 'cell', 'error', 'error']);
+    // Read before the edit, which its cell message, after it, brings.
+    expect(c.msgs[0]).toMatchObject({ type: 'snapshot', document_id: id, workbook: { sheets: [{ cells: {} }] } });
+    expect(c.msgs[3]).toMatchObject({ type: 'cell', cell: 'A1', data: { v: 5 }, display: { A1: 5 } });
+    expect(c.msgs.slice(4)).toMatchObject([{ code: 'INVALID_JSON' }, { id: 'h', code: 'VALIDATION_ERROR', message: 'Unknown message type' }]);
+    c.ws.close();
+  });
+
+  it('an edit by another socket or REST while a snapshot is read comes after that snapshot, never before it', async () => {
+    const id = await newSheet('Racing the snapshot');
+    const c1 = await open(a.token, id);
+    await until(() => c1.msgs.length === 1);
+    const hold = holdSnapshotReads();
+    let c2: Awaited<ReturnType<typeof open>>;
+    const content = JSON.stringify({ sheets: [{ name: 'Sheet1', cells: { B1: { v: 7 }, C1: { v: 'rest' } } }] });
+    try {
+      c2 = await open(a.token, id);
+      await until(() => hold.held() === 1); // c2's snapshot is read (an empty sheet) and held back
+      c1.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'B1', value: 7 }));
+      await until(() => c1.msgs.some((m) => m.type === 'ack'));
+      expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content } })).statusCode).toBe(200);
+      await pause(200);
+      // Neither the edit's cell nor the REST write's snapshot overtakes c2's first snapshot.
+      expect(c2.msgs).toEqual([]);
+    } finally { hold.release(); }
+    await until(() => c2.msgs.length === 3 && c1.msgs.length === 4);
+    expect(c2.msgs).toMatchObject([
+      { type: 'snapshot', workbook: { sheets: [{ cells: {} }] } },
+      { type: 'cell', cell: 'B1', data: { v: 7 } },
+      { type: 'snapshot', workbook: JSON.parse(content) },
+    ]);
+    expect(c1.msgs.map((m) => m.type)).toEqual(['snapshot', 'ack', 'cell', 'snapshot']);
+    expect(c1.msgs[3]).toMatchObject({ workbook: JSON.parse(content) });
+    c1.ws.close(); c2.ws.close();
+  });
+
+
   it('edits cells with formulas and fans out to other sockets', async () => {
     const c1 = await open(a.token);
     const c2 = await open(a.token);
