@@ -63,20 +63,29 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   // on `npm start` brings two, the terminal's and the one npm forwards; the drain is bounded by SHUTDOWN_TIMEOUT_MS.
   process.on('SIGTERM', () => void shutdown('SIGTERM', app));
   process.on('SIGINT', () => void shutdown('SIGINT', app));
+  // Made on the first start only, stored hashed: printed once whatever happens next, since it cannot be shown again.
+  // After the server listens (so its "Try" line names a server that answers); without that line when the start
+  // fails after the key was made (a port in use): the key is valid, and the next start prints none.
+  let generatedKey: string | undefined;
+  const printKey = (listening: boolean) => {
+    if (!generatedKey) return;
+    const key = generatedKey;
+    generatedKey = undefined;
+    const port = (app?.server.address() as { port?: number } | null)?.port ?? config.port;
+    process.stdout.write(opts.json
+      ? `${JSON.stringify({ root_api_key: key, shown_once: true })}\n`
+      : `\n  Root API key (shown once; store it now):\n\n    ${key}\n\n${listening ? `  Try: curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/me\n\n` : ''}`);
+  };
   try {
-    const root = await ensureRoot(running.platform);
-    if (root.generatedKey) {
-      // Printed once, on the first start only; it is stored hashed and cannot be shown again.
-      process.stdout.write(opts.json
-        ? `${JSON.stringify({ root_api_key: root.generatedKey, shown_once: true })}\n`
-        : `\n  Root API key (shown once; store it now):\n\n    ${root.generatedKey}\n\n  Try: curl -H "Authorization: Bearer ${root.generatedKey}" http://localhost:${config.port}/v1/me\n\n`);
-    }
+    generatedKey = (await ensureRoot(running.platform)).generatedKey ?? undefined;
     app = await buildApp(running.platform, { loggerInstance: log as never });
-    if (closing) return; // a signal arrived while the app was being built: the shutdown under way closes everything
+    if (closing) { printKey(false); return; } // a signal arrived while the app was being built: the shutdown under way closes everything
     await app.listen({ port: config.port, host: config.host });
+    printKey(true);
   } catch (err) {
     // Like a failed start above: one line that says why (a malformed ROOT_API_KEY, a port in use), no stack on the
     // terminal (the log line has it), the database closed, exit code 1.
+    printKey(false);
     log.error({ err }, 'failed to start');
     await running.close();
     process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);

@@ -413,6 +413,26 @@ describe('failures at start and at stop', () => {
     expect(pid === null || !alive(pid)).toBe(true);
   }, START_TIMEOUT_MS + 10_000);
 
+  it('a first start on a port in use prints its root key anyway (without the Try line), exits 1; the key works later', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-busy-'));
+    extraDirs.push(dir);
+    const busy = net.createServer();
+    const port = await new Promise<number>((resolve) => busy.listen(0, () => resolve((busy.address() as net.AddressInfo).port)));
+    try {
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'],
+        { cwd: ROOT, env: serverEnv(dir, port), encoding: 'utf8', timeout: START_TIMEOUT_MS });
+      expect(r.status, r.stderr.slice(-2000)).toBe(1);
+      expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^platform: could not start: .*EADDRINUSE/);
+      const keys = [...r.stdout.matchAll(ROOT_KEY_RE)].map((m) => m[1]);
+      expect(keys, r.stdout).toHaveLength(1);
+      expect(r.stdout).not.toContain('Try:');
+      const later = await start(dir);
+      expect(later.output()).not.toContain('Root API key');
+      expect((await api(later, 'GET', '/v1/me', undefined, keys[0])).status).toBe(200);
+      await stop(later, dir);
+    } finally { busy.close(); }
+  }, 2 * START_TIMEOUT_MS + 10_000);
+
   it('drain timeout: a request that never finishes is cut after SHUTDOWN_TIMEOUT_MS, PostgreSQL is stopped, exit 1', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-drain-'));
     extraDirs.push(dir);
