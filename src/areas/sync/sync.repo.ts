@@ -20,6 +20,12 @@ const HIDDEN: Record<SyncType, string[]> = {
 };
 
 /**
+ * Live rows a bulk download leaves out: a soft-deleted project (spec part 3: "hidden from listings"; its row stays, so
+ * a delta still carries its delete, and a restore, as updates).
+ */
+const BULK_SKIPS: Partial<Record<SyncType, string>> = { projects: 'r.deleted_at IS NOT NULL' };
+
+/**
  * The barrier: waits for this organization's in-flight synced writes (each holds the same advisory lock in
  * shared mode until it commits; this takes it exclusively), then reads the highest change number of the type and
  * the clock. Every change of the type at or below `bound` is committed and visible; every later change gets a higher
@@ -67,6 +73,6 @@ export async function changes(sql: Sql, orgId: string, type: SyncType, q: { afte
     FROM sync_changes c LEFT JOIN ${table} r ON r.org_id = c.org_id AND r.id = c.id ${joined?.join ?? ''}
     WHERE c.org_id = $1 AND c.resource_type = $2 AND c.change_seq > $3 AND c.change_seq <= $4
       AND ($5::bigint IS NULL OR c.changed_at > to_timestamp($5::bigint / 1000.0))
-      AND ($5::bigint IS NOT NULL OR NOT c.deleted)
+      AND ($5::bigint IS NOT NULL OR NOT c.deleted)${BULK_SKIPS[type] ? ` AND ($5::bigint IS NOT NULL OR NOT (${BULK_SKIPS[type]}))` : ''}
     ORDER BY c.change_seq LIMIT $6`, [orgId, type, q.after, q.bound, q.sinceMs, q.limit]);
 }

@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor } from '../../core/pagination.js';
 import * as repo from './sync.repo.js';
 import { toDocument } from '../documents/documents.service.js';
 import type { DocumentRow } from '../documents/documents.repo.js';
+import { getSyncConfig } from '../workspace/settings/account.service.js';
 
 
 const NEEDS: Record<repo.SyncType, { scope: string; permission: string }> = {
@@ -92,4 +93,19 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
     next_cursor: hasMore && last ? encodeCursor({ ...cur, a: last.change_seq }) : null,
     has_more: hasMore, server_time: cur.t,
   };
+}
+
+/** Spec 2.8 defaults, served when the stored preferences cannot be read (4.5: "safe defaults on database error"). */
+const SAFE_DEFAULTS = { enabled: true, max_items: repo.SYNC_PAGE_MAX, sync_on_reconnect: true, storage_limit_mb: 50 };
+
+/**
+ * GET /v1/preferences/offline-sync: what an offline client should do. The user's `offline_sync` preference (the
+ * defaults when it cannot be read), with `enabled` false where sync cannot run: GET /v1/sync/* needs the organization's
+ * `documents` feature (403 FEATURE_DISABLED without it), and a client told `enabled` would try in vain.
+ */
+export async function offlineSyncPreferences(ctx: ServiceContext) {
+  const p = actor(ctx);
+  let prefs: Awaited<ReturnType<typeof getSyncConfig>> = { ...SAFE_DEFAULTS, resource_types: [...repo.SYNC_TYPES] };
+  try { prefs = await getSyncConfig(ctx); } catch (err) { ctx.platform.log.warn({ err }, 'offline sync preferences unavailable; serving defaults'); }
+  return { ...prefs, enabled: prefs.enabled && p.org.features.includes('documents') };
 }

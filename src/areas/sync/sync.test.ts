@@ -44,6 +44,18 @@ describe('offline sync preferences', () => {
     errorOf(await t.app.inject({ method: 'GET', url: '/v1/preferences/offline-sync' }), 401, 'AUTH_REQUIRED');
   });
 
+  it('says enabled: false where sync cannot run (the documents feature off: GET /v1/sync/* is 403), whatever the preference', async () => {
+    const c = await newTenant(t.app);
+    const entitlements = (features: string[]) => t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${c.orgId}/entitlements`,
+      headers: { authorization: `Bearer ${t.rootKey}` }, payload: { features } });
+    const before = (await req(c, 'GET', '/v1/me')).json().data.organization.features as string[];
+    expect((await entitlements(before.filter((f) => f !== 'documents'))).statusCode).toBe(200);
+    expect((await req(c, 'GET', '/v1/preferences/offline-sync')).json().data).toMatchObject({ enabled: false, max_items: 500 });
+    errorOf(await req(c, 'GET', '/v1/sync/entities'), 403, 'FEATURE_DISABLED');
+    expect((await entitlements(before)).statusCode).toBe(200);
+    expect((await req(c, 'GET', '/v1/preferences/offline-sync')).json().data.enabled).toBe(true);
+  });
+
   it('answers safe defaults when the database fails', async () => {
     await req(a, 'PUT', '/v1/settings/preferences', { preferences: { offline_sync: { enabled: false, storage_limit_mb: 200 } } });
     expect((await req(a, 'GET', '/v1/preferences/offline-sync')).json().data).toMatchObject({ enabled: false, storage_limit_mb: 200 });
@@ -184,6 +196,17 @@ describe('GET /v1/sync/{resourceType}', () => {
     expect(projects.map((x: { id: string }) => x.id)).toEqual([project.id]);
     // Records carry org_id as their REST records do (spec 2.2 for a project).
     expect(projects[0]).toMatchObject({ org_id: c.orgId, name: (await req(c, 'GET', `/v1/projects/${project.id}`)).json().data.name });
+    // A soft-deleted project is hidden from listings (spec part 3), the bulk download included; a delta carries the
+    // delete as an update (the row stays), and an archived one stays in the bulk.
+    const gone = (await req(c, 'POST', '/v1/projects', { name: 'Deleted project' })).json().data;
+    const archived = (await req(c, 'POST', '/v1/projects', { name: 'Archived project' })).json().data;
+    const beforeDelete = (await req(c, 'GET', '/v1/sync/projects')).json().data.server_time;
+    expect((await req(c, 'DELETE', `/v1/projects/${gone.id}`)).statusCode).toBe(200);
+    expect((await req(c, 'PUT', `/v1/projects/${archived.id}`, { is_active: false })).statusCode).toBe(200);
+    expect((await req(c, 'GET', '/v1/sync/projects')).json().data.items.map((x: { id: string }) => x.id).sort()).toEqual([project.id, archived.id].sort());
+    const delta = (await req(c, 'GET', `/v1/sync/projects?since=${beforeDelete}`)).json().data;
+    expect(delta.items.find((x: { id: string }) => x.id === gone.id)).toMatchObject({ is_active: false, deleted_at: expect.any(String) });
+    expect(delta.deleted).toEqual([]);
     const tasks = (await req(c, 'GET', '/v1/sync/tasks')).json().data.items;
     expect(tasks.map((x: { title: string }) => x.title)).toEqual(['Sync task']);
     // A task names its status like spec 2.3 and GET /v1/tasks/{id}; a status change comes as a delta.
