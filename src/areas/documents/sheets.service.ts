@@ -11,7 +11,7 @@ import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, cellRef, emptyDeck, emptyWorkbook, formulaWithoutFirstRow, gridSize, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluate, formulaWithoutFirstRow, gridSize, parseRef, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -54,7 +54,10 @@ export async function createGridDocument(ctx: ServiceContext, input: { projectId
 export interface ExportInput {
   documentId: string; token?: string; format?: string; sheet_id?: string; header_row?: string; value_mode?: string; filename?: string;
 }
-/** Largest rectangle (rows × columns, summed over the exported sheets) an export writes. */
+/**
+ * Largest rectangle (rows × columns up to the last used cell) a csv or tsv export writes: those formats hold every
+ * cell of it, empty ones included. An xlsx holds only the cells used, so it has no such bound.
+ */
 export const MAX_EXPORT_CELLS = 500_000;
 const EXPORT_PARAMS = ['format', 'sheet_id', 'header_row', 'value_mode', 'filename'] as const;
 
@@ -111,10 +114,13 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   const wb = parseWorkbook(row.content);
   if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheets)`, { field: 'sheet_id' });
   const chosen = sheetId === null ? wb.sheets : [wb.sheets[sheetId]];
-  // An export writes the dense rectangle up to the last used cell: one far-away cell (XFD1048576) would
-  // otherwise build billions of cells and exhaust the memory of the server.
-  const cells = chosen.reduce((n, s) => n + gridSize(s), 0);
-  if (cells > MAX_EXPORT_CELLS) throw validation(`The export would span ${cells} cells (rows × columns up to the last used cell); the limit is ${MAX_EXPORT_CELLS}`, { field: 'sheet_id', limit: MAX_EXPORT_CELLS });
+  // csv and tsv write the dense rectangle up to the last used cell: one far-away cell (XFD1048576) would build
+  // billions of cells and exhaust the server's memory. The sheet may still be exported as xlsx.
+  const cells = format === 'xlsx' ? 0 : gridSize(chosen[0]);
+  if (cells > MAX_EXPORT_CELLS) {
+    throw validation(`As ${format}, this sheet would span ${cells} cells (rows × columns up to the last used cell, empty ones included); the limit is ${MAX_EXPORT_CELLS}: export it as xlsx, which holds only the cells used`,
+      { field: 'sheet_id', reason: 'EXPORT_TOO_LARGE', limit: MAX_EXPORT_CELLS });
+  }
   const base = safeFilename((q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, ''), 'sheet');
   const filename = `${base}.${format}`;
 
@@ -128,19 +134,20 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   const names = worksheetNames();
   for (const s of chosen) {
     const ws = book.addWorksheet(names.next(s.name));
-    let rows = sheetRows(s, 'displayed');
-    if (!headerRow) rows = rows.slice(1);
-    const offset = headerRow ? 0 : 1;
-    rows.forEach((r, i) => r.forEach((v, c) => {
-      const cell = ws.getCell(i + 1, c + 1);
-      const stored = s.cells[cellRef(c, i + offset)];
+    const displayed = evaluate(s);
+    // Only the cells used (an xlsx is sparse): a sheet with one far-away cell is as small as its cells.
+    for (const [ref, stored] of Object.entries(s.cells)) {
+      const at = parseRef(ref);
+      if (!at || (!headerRow && at.row === 0)) continue;
+      // Without the header row every row moves up one: the formulas' references move with them.
+      const cell = ws.getCell(at.row + (headerRow ? 1 : 0), at.col + 1);
+      const v = displayed(ref);
       const shown = typeof v === 'string' ? exportText(v) : v;
-      // Without the header row every row moved up one: the formulas' references move with them.
-      const formula = stored?.f && (headerRow ? stored.f : formulaWithoutFirstRow(stored.f));
+      const formula = stored.f && (headerRow ? stored.f : formulaWithoutFirstRow(stored.f));
       if (mode === 'raw' && formula) cell.value = { formula: exportText(xlsxFormula(formula).slice(1)), result: shown as never };
       else cell.value = shown as ExcelJS.CellValue;
-    }));
-    if (headerRow && rows.length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
+    }
+    if (headerRow && Object.keys(s.cells).length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
   }
   return { body: Buffer.from(await book.xlsx.writeBuffer()), contentType: EXPORT_MEDIA_TYPES.xlsx, filename };
 }

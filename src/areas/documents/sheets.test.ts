@@ -228,13 +228,28 @@ describe('sheet model', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
-  it('a far-away cell does not make an export build billions of cells: 400 VALIDATION_ERROR', async () => {
+  it('a far-away cell: xlsx holds only the cells used; csv and tsv, which hold every cell up to it, are 400 EXPORT_TOO_LARGE', async () => {
     const id = (await create(a, 'sheets', { name: 'Sparse far' })).json().data.document.id;
-    const far = { sheets: [{ name: 'S', cells: { A1: { v: 1 }, XFD1048576: { v: 2 } } }] };
+    const far = { sheets: [{ name: 'S', cells: { A1: { v: 'top' }, B2: { f: '=1+1' }, XFD1048576: { v: 2 } } }] };
     expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(far) } })).statusCode).toBe(200);
-    for (const q of ['format=xlsx', 'format=csv&sheet_id=0', 'format=tsv&sheet_id=0']) {
+    for (const q of ['format=csv&sheet_id=0', 'format=tsv&sheet_id=0']) {
       const e = errorOf(await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&${q}` }), 400, 'VALIDATION_ERROR');
-      expect(e.details).toMatchObject({ field: 'sheet_id', limit: 500_000 });
+      expect(e.details).toMatchObject({ field: 'sheet_id', reason: 'EXPORT_TOO_LARGE', limit: 500_000 });
+      expect(e.message).toContain('export it as xlsx');
+    }
+    for (const [q, b2, corner] of [['format=xlsx', 2, 'XFD1048576'], ['format=xlsx&header_row=false&value_mode=raw', 2, 'XFD1048575']] as const) {
+      const res = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&${q}` });
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+      const book = new ExcelJS.Workbook();
+      await book.xlsx.load(res.rawPayload as unknown as ArrayBuffer);
+      const ws = book.worksheets[0];
+      expect(ws.getCell(corner).value).toBe(2);
+      if (q === 'format=xlsx') {
+        expect(ws.getCell('A1').value).toBe('top');
+        expect(ws.getCell('B2').value).toBe(b2);
+      } else {
+        expect(ws.getCell('B1').value).toMatchObject({ formula: '1+1', result: b2 }); // row 1 left out: B2 moved up
+      }
     }
     const near = { sheets: [{ name: 'S', cells: { A1: { v: 1 }, B1000: { v: 2 } } }] };
     await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify(near) } });
