@@ -98,6 +98,17 @@ const hurry = async (orgId: string) => {
 };
 
 describe('alert rules fire end to end', () => {
+  it('a rule on task.mentioned tells its creator that members were mentioned, not that they were', async () => {
+    const a = await newTenant(t.app);
+    const m = await memberOf(t.app, a);
+    const p = await createProject(t.app, a, 'Mentions project');
+    const ruleId = await rule(a, { name: 'Mentions', event_type: 'task.mentioned', channels: ['in_app'] });
+    await createTask(t.app, a, p.id, { title: 'Look here', description: `@${m.email} please` });
+    await waitFor(async () => { const d = await deliveries(a, ruleId); return d.length === 1 && d[0].status === 'delivered'; });
+    const inbox = (await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: a.auth })).json().data.notifications;
+    expect(inbox.map((n: { title: string }) => n.title)).toEqual(['Mentions: Members were mentioned in task "Look here"']);
+  });
+
   it('task.assigned matching the conditions: in-app notification, e-mail at the SMTP sink, Slack webhook POST', async () => {
     const a = await newTenant(t.app);
     const m = await memberOf(t.app, a);

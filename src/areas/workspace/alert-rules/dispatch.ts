@@ -41,14 +41,18 @@ export async function queueAlertDeliveries(sql: Sql, event: PlatformEvent, opts:
   return n;
 }
 
-/** One line describing an event, for notification titles, e-mail subjects and Slack messages. */
-export function describeEvent(e: Pick<PlatformEvent, 'type' | 'targetType' | 'targetId' | 'data'>): string {
+/**
+ * One line describing an event, for notification titles, e-mail subjects and Slack messages. `to`: `recipient` for the
+ * people the event is about (the mentioned members' own notifications), `watcher` for an alert rule's audience, who
+ * may not be among them.
+ */
+export function describeEvent(e: Pick<PlatformEvent, 'type' | 'targetType' | 'targetId' | 'data'>, to: 'recipient' | 'watcher' = 'watcher'): string {
   const d = e.data ?? {};
   const what = typeof d.title === 'string' ? `"${d.title}"` : typeof d.name === 'string' ? `"${d.name}"` : `${e.targetType} ${e.targetId}`;
   switch (e.type) {
     case 'task.overdue': return `Task ${what} is overdue${typeof d.due_date === 'string' ? ` (due ${d.due_date})` : ''}`;
     case 'task.assigned': return `Task ${what} was assigned`;
-    case 'task.mentioned': return `You were mentioned in task ${what}`;
+    case 'task.mentioned': return to === 'recipient' ? `You were mentioned in task ${what}` : `Members were mentioned in task ${what}`;
     case 'task.created': return `Task ${what} was created`;
     case 'task.completed': return `Task ${what} was completed`;
     case 'task.status_changed': return `Task ${what} moved${typeof d.from === 'string' ? ` from ${d.from}` : ''}${typeof d.to === 'string' ? ` to ${d.to}` : ''}`;

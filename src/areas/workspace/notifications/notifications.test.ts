@@ -38,7 +38,7 @@ describe('notifications created by the platform', () => {
     const p = await createProject(t.app, a);
     await createTask(t.app, a, p.id, { title: 'Review', description: `Please look @${m1.email} and @${m2.email}` });
     const n = await waitFor(async () => (await list(m1)).json().data.notifications[0]);
-    expect(n).toMatchObject({ event_type: 'task.mentioned', notification_type: 'info' });
+    expect(n).toMatchObject({ event_type: 'task.mentioned', notification_type: 'info', title: 'You were mentioned in task "Review"' });
     await new Promise((r) => setTimeout(r, 300));
     expect((await list(m2)).json().data.notifications).toEqual([]);
   });

@@ -32,7 +32,7 @@ export async function createBuiltInNotifications(sql: Sql, event: PlatformEvent)
     const off = new Set(await notificationsRepo.optedOutAmong(sql, event.orgId, recipients, rule.pref));
     recipients = recipients.filter((u) => !off.has(u));
   }
-  const title = describeEvent(event);
+  const title = describeEvent(event, 'recipient');
   for (const userId of recipients) {
     await notificationsRepo.insert(sql, event.orgId, {
       userId, type: rule.type, title, body: null, channel: 'in_app', actionUrl: actionUrlOf(event),
