@@ -16,6 +16,7 @@ import { SignJWT, generateKeyPair, decodeJwt } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, newTenant, bearer, type TestApp, type Tenant } from './helpers.js';
 import { FIXTURES } from './fixtures.js';
+import { memberOf } from '../src/areas/projects/projects.fixtures.js';
 import type { RegisteredRoute } from '../src/core/http/openapi.js';
 import { takesNoBody } from '../src/core/http/body-hooks.js';
 import { ROLE_PERMISSIONS, ALL_SCOPES } from '../src/core/auth/permissions.js';
@@ -214,6 +215,8 @@ function queryFor(r: RegisteredRoute): string {
 interface SafetyTenant extends Tenant { sessionId: string; fullKey?: string }
 let A: SafetyTenant; // owns fixtures
 let B: SafetyTenant; // the other organization
+/** Credentials of B refused by role (a viewer) or by scope (a key with an unrelated scope) on most write routes. */
+let refusedInB: Record<string, Record<string, string>>;
 let creds: { otherKey: string; unsignedJwt: string; expiredJwt: string; revokedKey: string; expiredKey: string; loggedOutJwt: string };
 let orgTables: string[] = [];
 let allTables: string[] = [];
@@ -297,6 +300,7 @@ beforeAll(async () => {
   expect(decodeJwt(loggedOutJwt).sid).not.toBe(A.sessionId);
   expect((await t.app.inject({ url: '/v1/me', headers: bearer(loggedOutJwt) })).statusCode).toBe(200);
   expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(loggedOutJwt) })).statusCode).toBe(204);
+  refusedInB = { viewer: (await memberOf(t.app, B, 'viewer')).auth, 'key scoped "vision"': bearer(await B.apiKey(['vision'])) };
   creds = { otherKey: foreignJwt, unsignedJwt: unsigned, expiredJwt, revokedKey, expiredKey, loggedOutJwt };
 
   const cols = await t.platform.db.sys.query<{ table_name: string; has_org: boolean }>(
@@ -375,6 +379,31 @@ for (const r of routes) {
     if (params.length && (crossOrg || uuidParams.length)) {
       describe('(b) path ids', () => {
         const body = () => (bodySchema(r) ? sampleObject(bodySchema(r)!, `zzfixture${RUN}`) : undefined);
+        // Echoing the caller's own input is no leak, nor is the request id; anything else must be identical.
+        const norm = (res: LightMyRequestResponse, used: Record<string, string>) => {
+          const text = Object.values(used).reduce((s, v) => s.split(v).join('<param>'), res.body);
+          let parsed: { error?: { details?: Json } } | string | null;
+          try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
+          if (parsed && typeof parsed === 'object' && parsed.error?.details) delete parsed.error.details.requestId;
+          return { status: res.statusCode, body: parsed };
+        };
+        const refusable = !r.config.rootOnly && !(r.config.permission && !ROLE_PERMISSIONS.owner.has(r.config.permission)) && !r.config.stepUp;
+        // Path ids that are rows (UUIDs); a settings key names no row of another organization.
+        if (crossOrg && refusable && uuidParams.length) {
+          it("refused by role or scope (a viewer, a key without the scope): another organization's resource is 404, as a random id, never 403", async () => {
+            const ids = await fixture!(t.app, A);
+            const q = queryFor(r);
+            const randomIds = Object.fromEntries(params.map((p) => [p, randomParam(r, p)]));
+            for (const [who, headers] of Object.entries(refusedInB)) {
+              const real = await call(r, fillPath(r, ids) + q, headers, body());
+              const rand = await call(r, fillPath(r, randomIds) + q, headers, body());
+              expect(norm(real, ids), who).toEqual(norm(rand, randomIds));
+              if (real.statusCode === 501) continue; // reserved operations (spec 4.6): 501 for every id
+              expect(`${who}: ${real.statusCode} ${real.body.slice(0, 200)}`).toBe(`${who}: 404 ${real.body.slice(0, 200)}`);
+              expectError(real, 404, 'NOT_FOUND');
+            }
+          });
+        }
         if (crossOrg) {
           it("another organization's resource: 404 NOT_FOUND, same body as a random id", async () => {
             const ids = await fixture!(t.app, A);
@@ -396,14 +425,6 @@ for (const r of routes) {
                 if (real.statusCode !== 415) break;
               }
             }
-            // Echoing the caller's own input is no leak, nor is the request id; anything else must be identical.
-            const norm = (res: LightMyRequestResponse, used: Record<string, string>) => {
-              const text = Object.values(used).reduce((s, v) => s.split(v).join('<param>'), res.body);
-              let parsed: { error?: { details?: Json } } | string | null;
-              try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
-              if (parsed && typeof parsed === 'object' && parsed.error?.details) delete parsed.error.details.requestId;
-              return { status: res.statusCode, body: parsed };
-            };
             expect(norm(real, ids)).toEqual(norm(rand, randomIds));
             // The spec reserves some operations (501 for every id); otherwise the answer is 404.
             if (real.statusCode === 501) return;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerPathRow } from '../../core/http/path-rows.js';
 import authRoutes from './auth.routes.js';
 import organizationRoutes from './organizations.routes.js';
 import apiKeyRoutes from './api-keys.routes.js';
@@ -8,6 +9,8 @@ import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 
 /** Accounts and tenancy (design: accounts-and-tenancy.md). */
 export default async function accountsArea(app: FastifyInstance) {
+  registerPathRow('member', 'Member', 'memberships', { column: 'user_id' });
+  registerPathRow('api_key', 'API key', 'api_keys');
   await app.register(authRoutes);
   await app.register(passwordResetRoutes);
   await app.register(organizationRoutes);

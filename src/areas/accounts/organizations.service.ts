@@ -244,12 +244,13 @@ export async function updateMemberRole(ctx: ServiceContext, userId: string, role
 /** Removes a member; their sessions in this organization end and their API keys stop working at once. */
 export async function removeMember(ctx: ServiceContext, userId: string) {
   const p = actor(ctx);
-  if (userId !== p.userId) requirePermission(ctx, 'org.manage_members');
   await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await accountsRepo.lockOwners(sql, p.orgId);
     await requireActorStillMember(sql, p);
     const current = await membersRepo.roleForUpdate(sql, p.orgId, userId);
+    // Not a member here (another organization's user, or nobody): 404 whoever asks, before the permission (403).
     if (!current) throw notFound('Member');
+    if (userId !== p.userId) requirePermission(ctx, 'org.manage_members');
     if (userId !== p.userId) assertOwnerRank(p, current.role, 'Only an owner can remove another owner');
     await assertSuperAdminChange(sql, p, userId, current.role);
     if ((current.role === 'owner' || current.role === 'super_admin') && (await membersRepo.countOwnersExcept(sql, p.orgId, userId)) === 0) {

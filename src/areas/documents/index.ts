@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerPathRow } from '../../core/http/path-rows.js';
 import documentRoutes from './documents.routes.js';
 import fileRoutes from './files.routes.js';
 import sheetRoutes from './sheets.routes.js';
@@ -10,6 +11,8 @@ import { moderationConfigured } from '../../adapters/moderation/index.js';
 
 /** Documents: library, search, files (spec 4.5). */
 export default async function documentsArea(app: FastifyInstance) {
+  registerPathRow('document', 'Document', 'documents');
+  registerPathRow('document_file', 'Document', 'documents');
   const platform = app.platform;
   // The safety gate with no rules of the operator's is a pass-through: said once at start, so it is a choice.
   if (!moderationConfigured(process.env)) {

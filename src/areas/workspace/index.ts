@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerPathRow } from '../../core/http/path-rows.js';
 import type { Platform } from '../../core/context.js';
 import type { PlatformEvent } from '../../core/events.js';
 import { DELIVERY_CONCURRENCY } from '../../core/jobs.js';
@@ -38,6 +39,9 @@ export async function handleWorkspaceEvent(platform: Platform, event: PlatformEv
 
 /** Workspace (spec 4.6 minus privacy): bootstrap, settings, slugs, notifications, alert rules. */
 export default async function workspaceArea(app: FastifyInstance) {
+  registerPathRow('alert_rule', 'Alert rule', 'alert_rules');
+  registerPathRow('saved_view', 'Saved view', 'saved_views', { ownedBy: 'user_id' });
+  registerPathRow('notification', 'Notification', 'notifications', { ownedBy: 'user_id' });
   const { platform } = app;
   await app.register(bootstrapRoutes);
   await app.register(settingsRoutes);

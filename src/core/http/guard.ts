@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { pathRowOf } from './path-rows.js';
 import type { Platform, ServiceContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import { scopesAllow } from '../auth/permissions.js';
@@ -209,8 +211,23 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
       // RFC 9745: keys without explicit scopes are deprecated since 2026-01-01.
       reply.header('Deprecation', LEGACY_KEY_DEPRECATED_AT);
     }
-    checkNeeds(needs, principal);
+    try { checkNeeds(needs, principal); } catch (err) { return refusalOfRow(platform, req, needs, principal, err); }
   };
   if (limited) return limited.then(rest);
-  rest();
+  return rest();
+}
+
+/**
+ * A refusal by role or scope (403) on a route whose path names a row: when the caller's organization has no such row
+ * (another organization's, or none), 404 NOT_FOUND as for anyone (design: rows of another organization are reported
+ * as 404, never 403). Only on this refusal path does the guard read the row.
+ */
+function refusalOfRow(platform: Platform, req: FastifyRequest, needs: RouteNeeds, principal: Principal, refusal: unknown): Promise<void> {
+  const row = pathRowOf(needs.fixture);
+  const code = refusal instanceof AppError ? refusal.code : null;
+  const id = Object.values((req.params ?? {}) as Record<string, unknown>)[0];
+  if (!row || (code !== 'PERMISSION_DENIED' && code !== 'FORBIDDEN') || typeof id !== 'string' || !isUuid(id)) throw refusal;
+  return platform.db.tenant(principal.orgId, (sql) => row.exists(sql, principal, id.toLowerCase())).then((found) => {
+    throw found ? refusal : notFound(row.what);
+  });
 }

@@ -68,7 +68,11 @@ export interface RouteNeeds {
    * 426 of a request without Upgrade for the sheet socket), not as the schema's 400.
    */
   requiredQuery?: string[];
-  /** Route-wide safety test fixture key: ids in the path are created by this fixture (test/fixtures). */
+  /**
+   * The kind of row the path's id names: the route-wide safety tests create one with the fixture of this name
+   * (test/fixtures), and where the area registered the kind (core/http/path-rows.ts), a refusal by role or scope is
+   * 404 when the caller's organization has no such row (another organization's rows are never 403).
+   */
   fixture?: string;
 }
 
