@@ -52,4 +52,10 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     expect(() => loadConfig({ DEFAULT_FEATURES: 'documents,teleport' })).toThrow(new Error(
       'DEFAULT_FEATURES has unknown features: teleport (known: documents, chat, iam, compliance, proof-printout, rdp, containers, mail, calendar, saas-builder, vision, mcp)'));
   });
+
+  it('LOG_LEVEL: a pino level; another is refused with the list', () => {
+    expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(loadConfig({}).logLevel).toBe('info');
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(new Error('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'));
+  });
 });

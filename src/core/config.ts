@@ -91,6 +91,15 @@ function list(v: string | undefined): string[] | null {
 }
 
 /** REDIS_URL, checked at start (a typo must not become a node that silently counts alone). */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** LOG_LEVEL: a pino level; another (a typo) stops the start with the list, rather than failing inside the logger. */
+function logLevel(v: string | undefined, dflt: string): string {
+  if (v === undefined || v === '') return dflt;
+  if (!LOG_LEVELS.includes(v)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${v}"`);
+  return v;
+}
+
 function redisUrl(v: string | undefined): string | null {
   if (!v) return null;
   let u: URL;
@@ -116,7 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     databaseAppUrl: env.DATABASE_APP_URL || null,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     nodeEnv,
-    logLevel: env.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    logLevel: logLevel(env.LOG_LEVEL, nodeEnv === 'test' ? 'silent' : 'info'),
     allowSignup: bool(env, 'ALLOW_SIGNUP', true),
     rootAdminEmail: (env.ROOT_ADMIN_EMAIL ?? 'admin@localhost').toLowerCase(),
     rootApiKey: env.ROOT_API_KEY || null,

@@ -19,6 +19,13 @@ const byPlatform = new WeakMap<Platform, DocumentsDeps>();
  * Made from the environment on first use (MODERATION_*, S3_*, DATA_DIR). The URL-signing secret is
  * derived from the platform's encryption key, so every node of a deployment shares it without new set-up.
  */
+/** COLLAB_TICKET_STORE: `postgres` (default) or `memory`; anything else stops the start, not a silent `postgres`. */
+export function ticketStoreKind(v: string | undefined): 'postgres' | 'memory' {
+  if (v === undefined || v === '' || v === 'postgres') return 'postgres';
+  if (v === 'memory') return 'memory';
+  throw new Error(`COLLAB_TICKET_STORE must be postgres or memory, got "${v}"`);
+}
+
 export function documentsDeps(platform: Platform): DocumentsDeps {
   let d = byPlatform.get(platform);
   if (!d) {
@@ -27,7 +34,7 @@ export function documentsDeps(platform: Platform): DocumentsDeps {
       blobs: blobStoreFromEnv(platform.config.dataDir, process.env),
       urlSecret: createHmac('sha256', platform.box.derive('documents.signed-url')).update('v1').digest(),
       tickets: platform.redis ? new RedisTicketStore(platform.redis)
-        : process.env.COLLAB_TICKET_STORE === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
+        : ticketStoreKind(process.env.COLLAB_TICKET_STORE) === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
     };
     byPlatform.set(platform, d);
   }
