@@ -130,10 +130,17 @@ describe('the credential cache', () => {
     const key = await owner.apiKey(['projects:read']);
     const principal = await a.platform.credentials.resolve(owner.token);
     const { cache } = internals();
-    cache.clear();
-    cache.set(key, { principal, until: Date.now() - 1 }); // expired, at the front
-    cache.set('planted-live', { principal, until: Date.now() + 600_000 });
-    await a.platform.credentials.resolve(key);
-    expect([...cache.keys()].slice(-1)).toEqual([key]);
+    // As above: a try during which another file's credential notice came (it empties the cache, and a lookup under
+    // way then is answered but not cached) is made again.
+    for (let attempt = 1; ; attempt++) {
+      const seen = a.platform.credentials.changes;
+      cache.clear();
+      cache.set(key, { principal, until: Date.now() - 1 }); // expired, at the front
+      cache.set('planted-live', { principal, until: Date.now() + 600_000 });
+      await a.platform.credentials.resolve(key);
+      if (a.platform.credentials.changes !== seen && attempt < 10) continue;
+      expect([...cache.keys()].slice(-1)).toEqual([key]);
+      break;
+    }
   });
 });
