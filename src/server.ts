@@ -16,19 +16,14 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     process.exit(1);
   }
   const log = pino({ level: config.logLevel });
-  let running: Awaited<ReturnType<typeof startPlatform>>;
-  try {
-    running = await startPlatform(config, log);
-  } catch (err) {
-    // A start that cannot happen (database unreachable, DATA_DIR in use...) says why in one line, without a stack.
-    log.fatal({ err }, 'could not start');
-    process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
+  let running: Awaited<ReturnType<typeof startPlatform>> | undefined;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let closing = false;
-  const shutdown = async (signal: string, app?: Awaited<ReturnType<typeof buildApp>>) => {
+  const shutdown = async (signal: string) => {
     if (closing) { log.info({ signal }, 'already shutting down; the drain goes on'); return; }
     closing = true;
+    // Still starting (initdb, PostgreSQL, migrations): the start stops as soon as the database is up (below).
+    if (!running) { log.info({ signal }, 'shutting down once the database has started'); return; }
     log.info({ signal }, 'shutting down: no new connections, draining requests');
     // Requests that do not finish in time (a client that never sends the rest of its body) are cut; the database
     // is still closed, so an embedded PostgreSQL is not left running without its server.
@@ -36,19 +31,19 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     const force = setTimeout(() => {
       // What was still open, so an operator (or we) can tell a slow client from something that never lets go.
       const pool = (p: { totalCount: number; idleCount: number; waitingCount: number }) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
-      const db = running.platform.db;
+      const db = running!.platform.db;
       log.error({ stage, appPool: pool(db.app), systemPool: pool(db.system) },
         'drain timed out; closing the remaining connections and the database, then exiting');
       app?.server.closeAllConnections();
       const exit = () => process.exit(1);
       setTimeout(exit, 10_000).unref();
-      running.close({ force: true }).then(exit, exit);
+      running!.close({ force: true }).then(exit, exit);
     }, config.shutdownTimeoutMs);
     force.unref();
     try {
       if (app) await app.close();
       stage = 'platform: background jobs, database pools, listener';
-      await running.close();
+      await running!.close();
       log.info('stopped cleanly');
       process.exit(0);
     } catch (err) {
@@ -56,13 +51,28 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
       process.exit(1);
     }
   };
-  // Signals are handled from here on, before the app exists: a SIGTERM during the first start's root-key setup must
-  // still stop the embedded PostgreSQL (the process would otherwise die and leave it running, orphaned).
-  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  // Signals are handled from the start, before the database is up: the embedded PostgreSQL runs in a process group of
+  // its own (a terminal's Ctrl-C does not reach it), so the process must live to stop it; dying of a signal's default
+  // action during the first start's initdb, migrations or root-key setup would leave it running, orphaned.
   // `on`, not `once`: a second signal while draining must not get the default action (death, mid-drain). A Ctrl-C
   // on `npm start` brings two, the terminal's and the one npm forwards; the drain is bounded by SHUTDOWN_TIMEOUT_MS.
-  process.on('SIGTERM', () => void shutdown('SIGTERM', app));
-  process.on('SIGINT', () => void shutdown('SIGINT', app));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  let started: NonNullable<typeof running>;
+  try {
+    started = running = await startPlatform(config, log, { embeddedOwnProcessGroup: true });
+  } catch (err) {
+    // A start that cannot happen (database unreachable, DATA_DIR in use...) says why in one line, without a stack.
+    log.fatal({ err }, 'could not start');
+    process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  if (closing) {
+    // A signal came while the database started: stop it now, as a shutdown would.
+    await started.close();
+    log.info('stopped cleanly');
+    process.exit(0);
+  }
   // Made on the first start only, stored hashed: printed once whatever happens next, since it cannot be shown again.
   // After the server listens (so its "Try" line names a server that answers); without that line when the start
   // fails after the key was made (a port in use): the key is valid, and the next start prints none.
@@ -77,8 +87,8 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
       : `\n  Root API key (shown once; store it now):\n\n    ${key}\n\n${listening ? `  Try: curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/me\n\n` : ''}`);
   };
   try {
-    generatedKey = (await ensureRoot(running.platform)).generatedKey ?? undefined;
-    app = await buildApp(running.platform, { loggerInstance: log as never });
+    generatedKey = (await ensureRoot(started.platform)).generatedKey ?? undefined;
+    app = await buildApp(started.platform, { loggerInstance: log as never });
     if (closing) { printKey(false); return; } // a signal arrived while the app was being built: the shutdown under way closes everything
     await app.listen({ port: config.port, host: config.host });
     printKey(true);
@@ -87,7 +97,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     // terminal (the log line has it), the database closed, exit code 1.
     printKey(false);
     log.error({ err }, 'failed to start');
-    await running.close();
+    await started.close();
     process.stderr.write(`platform: could not start: ${(err as Error).message}\n`);
     process.exit(1);
   }

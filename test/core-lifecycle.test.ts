@@ -413,6 +413,26 @@ describe('failures at start and at stop', () => {
     expect(pid === null || !alive(pid)).toBe(true);
   }, START_TIMEOUT_MS + 10_000);
 
+  it('SIGTERM while the first start applies its migrations: the start stops once the database is up, PostgreSQL stopped, exit 0', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-early-'));
+    extraDirs.push(dir);
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'platform.mjs'), 'serve'], { cwd: ROOT, env: serverEnv(dir, await freePort()), stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => { out += d; });
+    child.stderr!.on('data', (d) => { out += d; });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    expect(await until(() => out.includes('migration applied'), START_TIMEOUT_MS), out.slice(-2000)).toBe(true);
+    const pgPid = postmasterPid(dir);
+    expect(pgPid).not.toBeNull();
+    postgresPids.add(pgPid!);
+    child.kill('SIGTERM');
+    expect(await exited, out.slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(out).toContain('shutting down once the database has started');
+    expect(out).not.toContain('Root API key');
+    expect(await waitGone(pgPid!, 10_000)).toBe(true);
+  }, START_TIMEOUT_MS + 30_000);
+
   it('a first start on a port in use prints its root key anyway (without the Try line), exits 1; the key works later', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'platform-lifecycle-busy-'));
     extraDirs.push(dir);

@@ -72,11 +72,16 @@ export function logEmbedded(log: Platform['log'], m: string): void {
   else if (m.startsWith('embedded PostgreSQL ready')) log.info({ component: 'postgres' }, m);
 }
 
-export async function startPlatform(config: Config, log: Platform['log']): Promise<RunningPlatform> {
+/**
+ * `embeddedOwnProcessGroup`: the embedded PostgreSQL gets a process group of its own (a terminal's Ctrl-C then reaches
+ * only this process), for a caller that handles SIGINT and SIGTERM by stopping the platform: the server. Others (the
+ * CLI, tests) keep it in their group, so a Ctrl-C that ends them ends it too.
+ */
+export async function startPlatform(config: Config, log: Platform['log'], opts: { embeddedOwnProcessGroup?: boolean } = {}): Promise<RunningPlatform> {
   let embedded: EmbeddedPg | null = null;
   let url = config.databaseUrl;
   if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort,
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, ownProcessGroup: opts.embeddedOwnProcessGroup,
       log: (m) => logEmbedded(log, m),
       onUnexpectedExit: (m) => log.error({ component: 'postgres' }, m) });
     url = embedded.url;

@@ -16,6 +16,8 @@ export interface EmbeddedPgOptions {
   log?: (msg: string) => void;
   /** Told once when PostgreSQL exits while we did not stop it (kill -9, OOM killer); default: a line on stderr. */
   onUnexpectedExit?: (msg: string) => void;
+  /** Run PostgreSQL in a process group of its own (the server, which stops it on SIGINT/SIGTERM; see spawn below). */
+  ownProcessGroup?: boolean;
 }
 
 export interface EmbeddedPg {
@@ -298,9 +300,10 @@ async function startLocked(opts: EmbeddedPgOptions, root: string, pgData: string
     '-c', 'max_connections=200', '-c', 'shared_buffers=256MB', '-c', 'fsync=on',
   ], {
     ...ids, env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'],
-    // A process group of its own: a Ctrl-C in the terminal signals the whole foreground group, and PostgreSQL would
-    // take it as a fast shutdown while the server still drains its requests. The server stops it when it is done.
-    detached: true,
+    // A process group of its own, for the server: a Ctrl-C in the terminal signals the whole foreground group, and
+    // PostgreSQL would take it as a fast shutdown while the server still drains its requests; the server stops it when
+    // it is done. Callers without signal handlers (the CLI, tests) keep it in their group: their Ctrl-C ends it too.
+    detached: opts.ownProcessGroup === true,
   });
 
   await new Promise<void>((resolve, reject) => {
