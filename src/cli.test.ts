@@ -188,6 +188,10 @@ describe('platform CLI: admin commands', () => {
     const long = await create('abcde'.repeat(51) + 'fg');
     expect(long.code).toBe(1);
     expect(long.json.error).toEqual({ code: 'VALIDATION_ERROR', message: '--password must be at most 256 characters', details: { field: 'password', reason: 'WEAK_PASSWORD' } });
+    // Characters are code points, as on REST: 200 emoji are 200 characters (400 UTF-16 units), 6 are too few.
+    const emoji = ['\u{1F600}', '\u{1F601}', '\u{1F602}', '\u{1F923}', '\u{1F603}'];
+    expect((await create(Array.from({ length: 200 }, (_, i) => emoji[i % 5]).join(''))).code).toBe(0);
+    expect((await create(Array.from({ length: 6 }, (_, i) => emoji[i % 5]).join(''))).json.error).toMatchObject({ details: { field: 'password', reason: 'WEAK_PASSWORD' } });
     const few = await create('abcdabcdabcd');
     expect(few.json.error).toEqual({ code: 'VALIDATION_ERROR', message: '--password is too weak: use at least 5 different characters', details: { field: 'password', reason: 'WEAK_PASSWORD' } });
   });

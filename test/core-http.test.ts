@@ -401,6 +401,8 @@ describe('input PostgreSQL cannot store or that names nothing', () => {
       ['{"name":"big","settings":{"n":1e400}}', 'settings.n'],
       ['{"name":"big","settings":{"list":[1, -2E+999]}}', 'settings.list[1]'],
       [`{"name":"big","settings":{"n":${'9'.repeat(400)}}}`, 'settings.n'],
+      [`{"name":"big","settings":{"n":1${'0'.repeat(300)}e10}}`, 'settings.n'], // a long mantissa, a short exponent
+      [`{"name":"big","settings":{"n":9${'0'.repeat(307)}e1}}`, 'settings.n'], // 308 digits, a one-digit exponent
     ] as const) {
       const e = errorOf(await json('/v1/projects', body, a), 400, 'VALIDATION_ERROR');
       expect(e.details).toMatchObject({ reason: 'NUMBER_OUT_OF_RANGE', field });

@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors.js';
+import { charLength } from '../../core/text.js';
 
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 256;
@@ -16,9 +17,11 @@ const tooLong = () => new AppError('VALIDATION_ERROR', `Field "password" must be
  * refused as well.
  */
 export function assertPassword(pw: string): void {
-  if (pw.length < PASSWORD_MIN_LENGTH) throw tooShort();
-  // The REST bodies' schemas bound the length as well; the CLI's --password reaches here without one.
-  if (pw.length > PASSWORD_MAX_LENGTH) throw tooLong();
+  // Characters are code points, as the REST bodies' schemas count them (an emoji is one); the CLI's --password
+  // reaches here without a schema.
+  const length = charLength(pw);
+  if (length < PASSWORD_MIN_LENGTH) throw tooShort();
+  if (length > PASSWORD_MAX_LENGTH) throw tooLong();
   if (new Set(pw).size < PASSWORD_MIN_DISTINCT) {
     throw new AppError('VALIDATION_ERROR', `Field "password" is too weak: use at least ${PASSWORD_MIN_DISTINCT} different characters`, { field: 'password', reason: 'WEAK_PASSWORD' });
   }

@@ -27,8 +27,11 @@ type ParserDone = (err: Error | null, body?: unknown) => void;
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 /** A \u0000 escape: the only way a JSON text can carry the NUL character, which PostgreSQL text and jsonb refuse. */
 const NUL_ESCAPE = /\\u0000/;
-/** A number literal that may be past the double range (an exponent of 3 digits, or 309 digits): it may parse as Infinity. */
-const HUGE_NUMBER = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
+/**
+ * A number literal that may be past the double range, so may parse as Infinity: any with an exponent (`1` and 300
+ * zeros then `e10` is past it with a short exponent), or 309 digits in a row. Bodies with one are walked.
+ */
+const HUGE_NUMBER = /[0-9][eE][+-]?[0-9]|[0-9]{309}/;
 
 /**
  * The platform's JSON body parsing, as a content-type parser: an empty body is 400 INVALID_JSON on a route that
