@@ -15,10 +15,6 @@ export interface DocumentsDeps {
 
 const byPlatform = new WeakMap<Platform, DocumentsDeps>();
 
-/**
- * Made from the environment on first use (MODERATION_*, S3_*, DATA_DIR). The URL-signing secret is
- * derived from the platform's encryption key, so every node of a deployment shares it without new set-up.
- */
 /** COLLAB_TICKET_STORE: `postgres` (default) or `memory`; anything else stops the start, not a silent `postgres`. */
 export function ticketStoreKind(v: string | undefined): 'postgres' | 'memory' {
   if (v === undefined || v === '' || v === 'postgres') return 'postgres';
@@ -26,15 +22,21 @@ export function ticketStoreKind(v: string | undefined): 'postgres' | 'memory' {
   throw new Error(`COLLAB_TICKET_STORE must be postgres or memory, got "${v}"`);
 }
 
+/**
+ * Made from the environment (MODERATION_*, S3_*, COLLAB_TICKET_STORE, DATA_DIR) when the area loads, so a bad setting
+ * refuses the start rather than failing requests. The URL-signing secret is
+ * derived from the platform's encryption key, so every node of a deployment shares it without new set-up.
+ */
 export function documentsDeps(platform: Platform): DocumentsDeps {
   let d = byPlatform.get(platform);
   if (!d) {
+    const ticketStore = ticketStoreKind(process.env.COLLAB_TICKET_STORE); // checked with REDIS_URL too: a typo is a typo
     d = {
       moderation: moderationFromEnv(process.env),
       blobs: blobStoreFromEnv(platform.config.dataDir, process.env),
       urlSecret: createHmac('sha256', platform.box.derive('documents.signed-url')).update('v1').digest(),
       tickets: platform.redis ? new RedisTicketStore(platform.redis)
-        : ticketStoreKind(process.env.COLLAB_TICKET_STORE) === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
+        : ticketStore === 'memory' ? new MemoryTicketStore() : new PgTicketStore(platform.db),
     };
     byPlatform.set(platform, d);
   }
