@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
+import { readFileSync } from 'node:fs';
 
 // Spec 8 "document save content 10 MB", counted in UTF-8 bytes: 413 PAYLOAD_TOO_LARGE above, on REST and MCP.
 // The document routes and POST /v1/mcp carry their own body limit (DOCUMENT_BODY_LIMIT, 22 MiB), above the
@@ -136,5 +137,23 @@ describe('search vectors of very large documents', () => {
       expect(r!.first).toBe(true);
       expect(r!.keys).toBe(false);
     }
+  });
+
+  it('migration 0066 queues again a document whose indexing failed for good, and it becomes searchable', async () => {
+    const created = (await post(a, { title: 'zebrastuck', content: 'stuck before the fix' })).json().data;
+    for (let i = 0; i < 100 && !(await getDoc(a, created.id)).is_indexed; i++) await new Promise((r) => setTimeout(r, 50));
+    // As a document left behind by attempts that failed for good: not indexed, its job failed.
+    await t.platform.db.sys.exec(`UPDATE documents SET is_indexed = false, search = NULL WHERE org_id = $1 AND id = $2`, [a.orgId, created.id]);
+    await t.platform.db.sys.exec(`UPDATE jobs SET status = 'failed' WHERE org_id = $1 AND dedupe_key = $2`, [a.orgId, created.id]);
+    const sqlText = readFileSync(new URL('../../../migrations/0066_documents_index_again.sql', import.meta.url), 'utf8');
+    await t.platform.db.sys.exec(sqlText);
+    t.platform.jobs.poke();
+    let doc = await getDoc(a, created.id);
+    for (let i = 0; i < 100 && !doc.is_indexed; i++) { await new Promise((r) => setTimeout(r, 50)); doc = await getDoc(a, created.id); }
+    expect(doc.is_indexed).toBe(true);
+    const found = await t.app.inject({ method: 'GET', url: '/v1/documents?search=zebrastuck', headers: a.auth });
+    expect(found.json().data.items.map((d: { id: string }) => d.id)).toEqual([created.id]);
+    const jobs = await t.platform.db.sys.query<{ status: string }>(`SELECT status FROM jobs WHERE org_id = $1 AND dedupe_key = $2 ORDER BY created_at`, [a.orgId, created.id]);
+    expect(jobs.map((j) => j.status)).toEqual(['failed', 'done']);
   });
 });
