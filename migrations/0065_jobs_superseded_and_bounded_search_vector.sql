@@ -6,12 +6,14 @@ ALTER TABLE jobs DROP CONSTRAINT jobs_status_check;
 ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (status IN ('pending', 'running', 'done', 'failed', 'superseded'));
 
 -- 2. A search vector is at most 1 MB (PostgreSQL's limit for tsvector). A long document of many distinct words (or a
--- large sheet) went over it, so its indexing failed on every attempt. Now the content is indexed on its longest
--- prefix whose vector fits in CONTENT_VECTOR_MAX bytes (halving the text until it does), leaving room for the title's
--- part; the rest of such a document is not searchable. Sheets and decks index their JSON's values as before, and
+-- large sheet) went over it, so its indexing failed on every attempt. Now the content is indexed on a prefix whose
+-- vector fits in 900,000 bytes, found by halving the text until it does (so at least half the longest one that
+-- would), leaving room for the title's part; the rest of such a document is not searchable. STABLE, not IMMUTABLE:
+-- pg_column_size is STABLE (no index or generated column uses these functions). Sheets and decks index their JSON's
+-- values as before, and
 -- fall back to the JSON text without its keys (which would be words of every sheet) when those are too many.
 CREATE OR REPLACE FUNCTION app_bounded_tsvector(cfg regconfig, body text) RETURNS tsvector
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
   max_bytes constant integer := 900000;
@@ -31,7 +33,7 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION app_document_content_vector(cfg regconfig, doc_kind text, content text)
-  RETURNS tsvector LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+  RETURNS tsvector LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
   v tsvector;

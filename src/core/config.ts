@@ -90,7 +90,6 @@ function list(v: string | undefined): string[] | null {
   return v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-/** REDIS_URL, checked at start (a typo must not become a node that silently counts alone). */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** LOG_LEVEL: a pino level; another (a typo) stops the start with the list, rather than failing inside the logger. */
@@ -100,6 +99,7 @@ function logLevel(v: string | undefined, dflt: string): string {
   return v;
 }
 
+/** REDIS_URL, checked at start (a typo must not become a node that silently counts alone). */
 function redisUrl(v: string | undefined): string | null {
   if (!v) return null;
   let u: URL;

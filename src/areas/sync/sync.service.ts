@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor } from '../../core/pagination.js';
 import * as repo from './sync.repo.js';
 import { toDocument } from '../documents/documents.service.js';
 import type { DocumentRow } from '../documents/documents.repo.js';
-import { getSyncConfig } from '../workspace/settings/account.service.js';
+import { getSyncConfig, syncConfigOf } from '../workspace/settings/account.service.js';
 
 
 const NEEDS: Record<repo.SyncType, { scope: string; permission: string }> = {
@@ -95,9 +95,6 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
   };
 }
 
-/** Spec 2.8 defaults, served when the stored preferences cannot be read (4.5: "safe defaults on database error"). */
-const SAFE_DEFAULTS = { enabled: true, max_items: repo.SYNC_PAGE_MAX, sync_on_reconnect: true, storage_limit_mb: 50 };
-
 /**
  * GET /v1/preferences/offline-sync: what an offline client should do. The user's `offline_sync` preference (the
  * defaults when it cannot be read), with `enabled` false where sync cannot run: GET /v1/sync/* needs the organization's
@@ -105,7 +102,8 @@ const SAFE_DEFAULTS = { enabled: true, max_items: repo.SYNC_PAGE_MAX, sync_on_re
  */
 export async function offlineSyncPreferences(ctx: ServiceContext) {
   const p = actor(ctx);
-  let prefs: Awaited<ReturnType<typeof getSyncConfig>> = { ...SAFE_DEFAULTS, resource_types: [...repo.SYNC_TYPES] };
+  // Spec 2.8 defaults when the stored preferences cannot be read (4.5: "safe defaults on database error").
+  let prefs = syncConfigOf({});
   try { prefs = await getSyncConfig(ctx); } catch (err) { ctx.platform.log.warn({ err }, 'offline sync preferences unavailable; serving defaults'); }
   return { ...prefs, enabled: prefs.enabled && p.org.features.includes('documents') };
 }

@@ -225,7 +225,9 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
 function refusalOfRow(platform: Platform, req: FastifyRequest, needs: RouteNeeds, principal: Principal, refusal: unknown): Promise<void> {
   const row = pathRowOf(needs.fixture);
   const code = refusal instanceof AppError ? refusal.code : null;
-  const id = Object.values((req.params ?? {}) as Record<string, unknown>)[0];
+  // The route's one path parameter: with several, which names the row is not known here (the refusal stands).
+  const params = Object.values((req.params ?? {}) as Record<string, unknown>);
+  const id = params.length === 1 ? params[0] : undefined;
   if (!row || (code !== 'PERMISSION_DENIED' && code !== 'FORBIDDEN') || typeof id !== 'string' || !isUuid(id)) throw refusal;
   return platform.db.tenant(principal.orgId, (sql) => row.exists(sql, principal, id.toLowerCase())).then((found) => {
     throw found ? refusal : notFound(row.what);

@@ -94,7 +94,11 @@ export function offlineSyncPreference(value: unknown): Record<string, unknown> |
 export async function getSyncConfig(ctx: ServiceContext) {
   const p = actor(ctx);
   const prefs = (await ctx.platform.db.tenant(p.orgId, (sql) => settingsRepo.userDoc(sql, p.orgId, p.userId, 'preferences')))?.value ?? {};
-  const o = (prefs.offline_sync ?? {}) as Record<string, unknown>;
+  return syncConfigOf((prefs.offline_sync ?? {}) as Record<string, unknown>);
+}
+
+/** The sync config of an `offline_sync` preference (`{}`: the spec 2.8 defaults). */
+export function syncConfigOf(o: Record<string, unknown>) {
   // Values stored before they were checked on write may still be out of range: those fall back to the default.
   const mb = Number.isInteger(o.storage_limit_mb) && (o.storage_limit_mb as number) >= STORAGE_LIMIT_MB.min && (o.storage_limit_mb as number) <= STORAGE_LIMIT_MB.max ? o.storage_limit_mb as number : 50;
   return {
