@@ -40,6 +40,21 @@ const FORMAT_NAMES: Record<string, string> = {
 };
 
 /**
+ * What the union of string formats at `schemaPath` (an Ajv error's, in `root`) accepts, for REST and MCP messages:
+ * `must be an RFC 3339 date-time, a YYYY-MM-DD date or null`. Read from the schema, since a branch may fail on its
+ * pattern before its format. Null when the union is anything else.
+ */
+export function formatUnionPhrase(root: unknown, schemaPath: string): { phrase: string; formats: string[] } | null {
+  const branches = schemaAt(root, schemaPath);
+  if (!Array.isArray(branches)) return null;
+  const formats = branches.flatMap((b: { type?: unknown; format?: unknown }) => (b?.type === 'string' && typeof b.format === 'string' ? [b.format] : []));
+  const nullable = branches.some((b: { type?: unknown }) => b?.type === 'null');
+  if (formats.length < 2 || formats.length + (nullable ? 1 : 0) !== branches.length) return null;
+  const names = [...formats.map((f) => FORMAT_NAMES[f] ?? `a "${f}" string`), ...(nullable ? ['null'] : [])];
+  return { phrase: `must be ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`, formats };
+}
+
+/**
  * A value that fails a union of string formats (a task's `due_date`: a date-time, a date alone, or null): Ajv blames
  * the first branch ("must match format "date-time""), which hides that the other forms are accepted too. Said as a
  * whole, from the union's own branches (the schema, since a branch may fail on its pattern before its format):
@@ -48,13 +63,9 @@ const FORMAT_NAMES: Record<string, string> = {
 function asFormatUnionError(errors: AjvError[], root: unknown): AjvError | null {
   const first = errors[0];
   const union = errors.find((x) => x.keyword === 'anyOf' && x.instancePath === first?.instancePath);
-  const branches = union?.schemaPath ? schemaAt(root, union.schemaPath) : undefined;
-  if (!first || !Array.isArray(branches)) return null;
-  const formats = branches.flatMap((b: { type?: unknown; format?: unknown }) => (b?.type === 'string' && typeof b.format === 'string' ? [b.format] : []));
-  const nullable = branches.some((b: { type?: unknown }) => b?.type === 'null');
-  if (formats.length < 2 || formats.length + (nullable ? 1 : 0) !== branches.length) return null;
-  const names = [...formats.map((f) => FORMAT_NAMES[f] ?? `a "${f}" string`), ...(nullable ? ['null'] : [])];
-  return { keyword: 'format', instancePath: first.instancePath, message: `must be ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`, params: { formats } };
+  const said = union?.schemaPath ? formatUnionPhrase(root, union.schemaPath) : null;
+  if (!first || !said) return null;
+  return { keyword: 'format', instancePath: first.instancePath, message: said.phrase, params: { formats: said.formats } };
 }
 
 /** Turns an Ajv failure into the spec's code: path ids are INVALID_ID_FORMAT, query values INVALID_PARAMETER. */

@@ -417,6 +417,9 @@ describe('tool arguments PostgreSQL cannot store', () => {
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
     const e = rpcErr(await call('tasks.create', { projectId, title: 'd', due_date: '0000-01-01T00:00:00Z' }), -32602);
     expect(e.message).toMatch(/due_date/);
+    // Both accepted forms are named, as on REST.
+    const wrong = rpcErr(await call('tasks.create', { projectId, title: 'd', due_date: '03/01/2027' }), -32602);
+    expect(wrong.message).toBe('Invalid arguments for "tasks.create": argument "due_date" must be an RFC 3339 date-time, a YYYY-MM-DD date or null');
   });
 });
 

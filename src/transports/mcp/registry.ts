@@ -3,6 +3,7 @@ import { newAjv } from '../../core/http/validation.js';
 import type { RegisteredRoute } from '../../core/http/openapi.js';
 import type { RouteNeeds } from '../../core/http/route-config.js';
 import { allowedLiterals, oneOfMessage } from '../../core/http/literal-unions.js';
+import { formatUnionPhrase } from '../../core/http/error-handler.js';
 import type { ToolDef } from './tools/define.js';
 import type { Gate } from './access.js';
 
@@ -149,7 +150,7 @@ function unionMessage(branches: ErrorObject[]): string | null {
 const dotted = (instancePath: string) => instancePath.replace(/^\//, '').replace(/\//g, '.');
 
 /** The first Ajv failure in words that name the argument, for the -32602 message. */
-export function describeArgErrors(errors: ErrorObject[] | null | undefined): { message: string; field: string } {
+export function describeArgErrors(errors: ErrorObject[] | null | undefined, schema?: unknown): { message: string; field: string } {
   // Ajv (allErrors off) reports every branch of a failed anyOf, then the anyOf itself, last: the first error
   // blames one branch ("name is required" for an update without any field, "must be equal to constant" for a
   // value outside a literal union). Such unions are described as a whole; for others (a nullable uuid that is
@@ -158,6 +159,9 @@ export function describeArgErrors(errors: ErrorObject[] | null | undefined): { m
   if (union && !union.instancePath) return { message: 'at least one field to change is required', field: '' };
   if (union) {
     const path = dotted(union.instancePath);
+    // A union of string formats (a task's due_date: a date-time, a date alone, or null), said as REST says it.
+    const formats = schema !== undefined ? formatUnionPhrase(schema, union.schemaPath) : null;
+    if (formats) return { message: `argument "${path}" ${formats.phrase}`, field: path };
     const accepts = unionMessage(errors!.filter((x) => x !== union && x.instancePath === union.instancePath));
     if (accepts) return { message: `argument "${path}" ${accepts}`, field: path };
   }

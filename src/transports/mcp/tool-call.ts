@@ -60,7 +60,7 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
   }
   const input = structuredClone(args ?? {}) as Record<string, unknown>;
   if (!tool.validate(input)) {
-    const { message, field } = describeArgErrors(tool.validate.errors);
+    const { message, field } = describeArgErrors(tool.validate.errors, tool.inputSchema);
     throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
   }
   try {
