@@ -76,6 +76,14 @@ export function assertContentSize(content: unknown): void {
 }
 
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
+/** The strings of a free-form value (metadata): caller text stored and shown as given, so moderated like content. */
+function textsIn(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(textsIn);
+  if (value && typeof value === 'object') return Object.values(value).flatMap(textsIn);
+  return [];
+}
+
 export async function moderate(ctx: Pick<ServiceContext, 'platform'>, texts: Array<string | undefined>): Promise<void> {
   const verdict = await documentsDeps(ctx.platform).moderation.check(texts.filter((t): t is string => !!t));
   if (verdict.flagged) {
@@ -103,7 +111,7 @@ export async function createDocument(ctx: ServiceContext, input: CreateDocumentI
   const p = docAccess(ctx, 'document.create');
   assertContentSize(input.content);
   rejectNulFields(input);
-  await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
+  await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   if (input.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
   if (input.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
   const id = uuidv7();
@@ -228,7 +236,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
   const p = docAccess(ctx, 'document.update');
   assertContentSize(input.content);
   rejectNulFields(input);
-  await moderate(ctx, [input.title, input.content, ...(input.tags ?? [])]);
+  await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });

@@ -325,6 +325,11 @@ describe('document library', () => {
     const d = (await post(c, { title: 'fine' })).json().data;
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: c.auth, payload: { title: 'X-Content-Policy-Test-Violation' } }), 422, 'CONTENT_POLICY_VIOLATION');
     expect((await get(c, `/v1/documents/${d.id}`)).json().data.title).toBe('fine');
+    // metadata is caller text stored and shown as given: its strings pass the gate too, at any depth.
+    errorOf(await post(c, { title: 'ok', metadata: { note: { deep: ['x-content-policy-test-violation'] } } }), 422, 'CONTENT_POLICY_VIOLATION');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${d.id}`, headers: c.auth, payload: { metadata: { note: 'x-content-policy-test-violation' } } }), 422, 'CONTENT_POLICY_VIOLATION');
+    expect((await get(c, '/v1/documents')).json().pagination.total).toBe(1);
+    expect((await get(c, `/v1/documents/${d.id}`)).json().data.metadata).toEqual({});
   });
 
   it('enforces scopes, permissions and the feature', async () => {

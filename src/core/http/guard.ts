@@ -10,8 +10,8 @@ import type { RateLimitHit } from '../rate-limit.js';
 
 export const STEP_UP_WINDOW_MS = 5 * 60 * 1000;
 export const LEGACY_KEY_DEPRECATED_AT = '@1767225600';
-/** When the deprecated routes of /v1 were deprecated (RFC 9745 date): with 1.0.0, as legacy keys. */
-const DEPRECATED_SINCE = LEGACY_KEY_DEPRECATED_AT;
+/** When the deprecated routes and parameters of /v1 were deprecated (RFC 9745 date): with 1.0.0, as legacy keys. */
+export const DEPRECATED_SINCE = LEGACY_KEY_DEPRECATED_AT;
 
 function rateKey(req: FastifyRequest, needs: RouteNeeds, principal: Principal | null): string {
   const rl = needs.rateLimit || {};

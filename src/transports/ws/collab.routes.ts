@@ -1,3 +1,4 @@
+import { DEPRECATED_SINCE } from '../../core/http/guard.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import { Type } from 'typebox';
@@ -103,7 +104,7 @@ function authenticate(kinds: string[]) {
     let session: collab.CollabSession;
     if (q.ticket) session = await collab.redeemTicket(req.server.platform, q.ticket as string);
     else {
-      reply.header('Deprecation', 'true');
+      reply.header('Deprecation', DEPRECATED_SINCE); // RFC 9745, as a legacy key's and a deprecated route's
       session = collab.sessionFromPrincipal(await req.server.platform.credentials.resolve(q.token as string));
     }
     // Spec 4.5 names only `ticket`/`token` as the query: a valid credential without a document id still

@@ -412,6 +412,16 @@ describe('handshake and scope checks before the upgrade', () => {
     }
   });
 
+  it('an upgrade with the deprecated token says so as every deprecated use does: Deprecation (RFC 9745 date), not with a ticket', async () => {
+    const id = await newDoc(a);
+    const withToken = await rawUpgrade(`/v1/collaboration/ws/${id}?token=${a.token}`, KEY);
+    expect(withToken.status).toBe(101);
+    expect(withToken.head).toMatch(/\r\ndeprecation: @1767225600(\r\n|$)/);
+    const withTicket = await rawUpgrade(`/v1/collaboration/ws/${id}?ticket=${await ticket(a)}`, KEY);
+    expect(withTicket.status).toBe(101);
+    expect(withTicket.head).not.toMatch(/deprecation/);
+  });
+
   it('the deprecated token needs documents:read like every documents route: 403 FORBIDDEN before the upgrade', async () => {
     const k = await newTenant(t.app); // a fresh tenant: its apiKey() uses the current app (this file restarts it)
     const id = await newDoc(k, 'secret');
