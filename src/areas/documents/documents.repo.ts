@@ -206,7 +206,7 @@ export async function listRowsByIds(sql: Sql, orgId: string, ids: string[]): Pro
 /** The `documents.index` job's work: builds the weighted vector from the current title and content (of a sheet or deck, its JSON's values: migration 0064). */
 export async function indexDocument(sql: Sql, orgId: string, id: string): Promise<number> {
   return sql.exec(`UPDATE documents SET
-      search = setweight(to_tsvector(language, title), 'A') || setweight(app_document_content_vector(language, kind, content), 'B'),
+      search = setweight(to_tsvector(language, app_unicode_lower(title)), 'A') || setweight(app_document_content_vector(language, kind, content), 'B'),
       is_indexed = true, indexed_at = now()
     WHERE org_id = $1 AND id = $2`, [orgId, id]);
 }

@@ -200,6 +200,20 @@ describe('document library', () => {
     for (const q of ["it's 'quoted", 'a\\b & c | !d <-> e:*', "''", '\\']) expect((await get(c, `/v1/documents?search=${encodeURIComponent(q)}`)).statusCode, q).toBe(200);
   });
 
+  it('search folds case in every script, whatever the database locale (the embedded cluster is C): Привет, Élan, Über, Καλημέρα', async () => {
+    const c = await newTenant(t.app);
+    const d = (await post(c, { title: 'Привет мир', content: 'Élan vital. Über alles. Καλημέρα κόσμε.', metadata: { language: 'xx' } })).json().data;
+    const sheetProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'Unicode sheets' } })).json().data.id;
+    const sheet = (await t.app.inject({ method: 'POST', url: `/v1/projects/${sheetProject}/sheets`, headers: c.auth, payload: { name: 'Tabelle' } })).json().data.document;
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${sheet.id}`, headers: c.auth,
+      payload: { content: JSON.stringify({ sheets: [{ name: 'S', cells: { A1: { v: 'Ärger' } } }] }) } })).statusCode).toBe(200);
+    await indexed(c, d.id);
+    await indexed(c, sheet.id);
+    const ids = async (q: string) => (await get(c, `/v1/documents?search=${encodeURIComponent(q)}`)).json().data.items.map((x: { id: string }) => x.id);
+    for (const q of ['привет', 'ПРИВЕТ', 'élan', 'ÉLAN', 'über', 'καλημέρα', 'Καλη']) expect(await ids(q), q).toEqual([d.id]);
+    for (const q of ['ärger', 'ÄRGER']) expect(await ids(q), q).toEqual([sheet.id]);
+  });
+
   it('search pages, sorts and counts the matches, with the list filters applied', async () => {
     const c = await newTenant(t.app);
     const folder = (await post(c, { title: 'Folder' })).json().data;
