@@ -120,9 +120,10 @@ export class McpDispatcher {
     return { tools };
   }
 
-  private gateOf(provider: ResourceProvider) {
-    const tool = this.registry.get(provider.gate);
-    if (!tool) throw new Error(`Resource kind "${provider.kind}" is gated by unknown tool "${provider.gate}"`);
+  private gateOf(provider: ResourceProvider, use: 'read' | 'list' = 'read') {
+    const name = use === 'list' ? provider.listGate : provider.gate;
+    const tool = this.registry.get(name);
+    if (!tool) throw new Error(`Resource kind "${provider.kind}" is gated by unknown tool "${name}"`);
     return tool;
   }
 
@@ -134,7 +135,7 @@ export class McpDispatcher {
     const resources: ResourceRef[] = [];
     while (idx < this.providers.length && resources.length < RESOURCE_PAGE) {
       const provider = this.providers[idx];
-      if (!isAllowed(principal, this.gateOf(provider))) { idx++; inner = null; continue; }
+      if (!isAllowed(principal, this.gateOf(provider, 'list')) || !isAllowed(principal, this.gateOf(provider))) { idx++; inner = null; continue; }
       let page: Awaited<ReturnType<ResourceProvider['list']>>;
       try {
         page = await provider.list(ctx, inner, RESOURCE_PAGE - resources.length);

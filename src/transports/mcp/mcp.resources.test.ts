@@ -69,6 +69,10 @@ describe('resources', () => {
 
     const noSpecs = await tenant.apiKey(['mcp:tasks.read']);
     expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/list' }, { key: noSpecs })).json().result.resources).toEqual([]);
+    // A key for one tool (reading one spec by id) reads it as a resource, and does not list them all.
+    const oneTool = await tenant.apiKey(['mcp:specs.get']);
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/list' }, { key: oneTool })).json().result.resources).toEqual([]);
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: made[0] } }, { key: oneTool })).json().result.contents).toHaveLength(1);
     const denied = rpcErr(await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: made[0] } }, { key: noSpecs }), -32603);
     expect(denied.message).toContain('mcp:specs.read');
     // Another tenant cannot read it either.

@@ -12,8 +12,13 @@ export interface ResourceContent { uri: string; mimeType: string; text: string; 
  */
 export interface ResourceProvider {
   kind: string;
-  /** Name of the registered tool whose gate (scope, REST route needs) applies. */
+  /** Name of the registered tool whose gate (scope, REST route needs) applies to reading one resource. */
   gate: string;
+  /**
+   * The tool whose gate applies to listing them (`documents.list`): a key allowed to read one document by id
+   * (`mcp:documents.get`) must not page through every title and id with resources/list.
+   */
+  listGate: string;
   title: string;
   description: string;
   mimeType: string;

@@ -10,6 +10,7 @@ const mimeOf = (contentType: string) => (contentType === 'markdown' ? 'text/mark
 export const documentsResources: ResourceProvider = {
   kind: 'documents',
   gate: 'documents.get',
+  listGate: 'documents.list',
   title: 'Documents',
   description: 'Documents of the organization\'s library; the text is the document\'s content.',
   mimeType: 'text/markdown',

@@ -21,6 +21,7 @@ function pos(cursor: unknown): Pos {
 export const specsResources: ResourceProvider = {
   kind: 'specs',
   gate: 'specs.get',
+  listGate: 'specs.list',
   title: 'Project specs',
   description: 'Specifications of the organization\'s projects; the text is the spec\'s markdown content.',
   mimeType: 'text/markdown',
