@@ -411,6 +411,17 @@ describe('tool arguments PostgreSQL cannot store', () => {
     expect(n!.n).toBe(0);
   });
 
+  it('a number past the double range (it would be stored as null) is a tool error VALIDATION_ERROR (NUMBER_OUT_OF_RANGE), nothing written', async () => {
+    const raw = '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"projects.create","arguments":{"name":"huge","settings":{"n":1e400}}}}';
+    const res = await post(raw, { raw: true });
+    expect(res.statusCode).toBe(200);
+    const r = res.json().result;
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { reason: 'NUMBER_OUT_OF_RANGE', field: 'settings.n' } });
+    const n = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM projects WHERE org_id = $1 AND name = 'huge'`, [owner.orgId]);
+    expect(n!.n).toBe(0);
+  });
+
   it('a date-time outside years 1-9999 is refused like any invalid argument (-32602), not a server error', async () => {
     const p = (await call('projects.create', { name: 'mcp dates' })).json().result.structuredContent;
     const projectId = p.id ?? p.data?.id;
