@@ -10,6 +10,11 @@ import { buildTestApp, bearer, errorOf, uniqueEmail, STRONG_PASSWORD, type TestA
 import { API_KEY_RE } from './core/auth/api-key-format.js';
 import { sha256Hex } from './core/crypto.js';
 import { accountsRepo } from './areas/accounts/accounts.repo.js';
+import { ensureRoot } from './areas/accounts/root.service.js';
+import { migrate } from './core/db/migrate.js';
+import { loadConfig } from './core/config.js';
+import { startPlatform } from './core/platform.js';
+import pg from 'pg';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -20,10 +25,10 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
   return cliWith({}, ...argv);
 }
 
-/** cli() with other settings than the test database's: `encryptionKey`; `dataDir` alone (no DATABASE_URL). */
-async function cliWith(env: { encryptionKey?: string; dataDir?: string }, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
+/** cli() with other settings than the test database's: `encryptionKey`; `databaseUrl`; `dataDir` alone (no DATABASE_URL). */
+async function cliWith(env: { encryptionKey?: string; dataDir?: string; databaseUrl?: string }, ...argv: string[]): Promise<{ code: number; out: string; err: string; json: any }> {
   const saved = { DATABASE_URL: process.env.DATABASE_URL, ENCRYPTION_KEY: process.env.ENCRYPTION_KEY, DATA_DIR: process.env.DATA_DIR, exitCode: process.exitCode };
-  if (env.dataDir === undefined) process.env.DATABASE_URL = inject('databaseUrl');
+  if (env.dataDir === undefined) process.env.DATABASE_URL = env.databaseUrl ?? inject('databaseUrl');
   else { delete process.env.DATABASE_URL; process.env.DATA_DIR = env.dataDir; }
   process.env.ENCRYPTION_KEY = env.encryptionKey ?? inject('encryptionKey');
   let out = '';
@@ -44,6 +49,34 @@ async function cliWith(env: { encryptionKey?: string; dataDir?: string }, ...arg
 const auditOf = (orgId: string, action: string) =>
   t.platform.db.sys.query<{ credential_kind: string; actor_user_id: string | null; request_id: string; target_id: string; details: Record<string, unknown> }>(
     `SELECT credential_kind, actor_user_id, request_id, target_id, details FROM audit_log WHERE org_id = $1 AND action = $2 ORDER BY id`, [orgId, action]);
+/** A new database on the test server, migrated and started once as the server does (root organization and admin). */
+async function freshPlatformDatabase(): Promise<{ url: string; query<T>(text: string): Promise<T[]>; drop(): Promise<void> }> {
+  const url = new URL(inject('databaseUrl'));
+  const name = `platform_cli_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  url.pathname = `/${name}`;
+  const fresh = url.toString();
+  await migrate(fresh);
+  const config = loadConfig({ NODE_ENV: 'test' }, { databaseUrl: fresh, encryptionKey: inject('encryptionKey'), dataDir: inject('dataDir'), logLevel: 'silent' });
+  const running = await startPlatform(config, { info() {}, warn() {}, error() {} });
+  try { await ensureRoot(running.platform); } finally { await running.close(); }
+  return {
+    url: fresh,
+    async query<T>(text: string) {
+      const c = new pg.Client({ connectionString: fresh });
+      await c.connect();
+      try { return (await c.query(text)).rows as T[]; } finally { await c.end(); }
+    },
+    async drop() {
+      const c = new pg.Client({ connectionString: inject('databaseUrl') });
+      await c.connect();
+      try { await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); } finally { await c.end(); }
+    },
+  };
+}
 const slug = (tag: string) => `${tag}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
 
 describe('platform CLI: admin commands', () => {
@@ -270,7 +303,7 @@ describe('platform CLI: admin commands', () => {
     expect({ exit: unknown.code, code: unknown.json.error.code }).toEqual({ exit: 1, code: 'NOT_FOUND' });
   });
 
-  it('user deactivate spends the account\'s unused password tokens (reactivating brings none back) and keeps the last root super-admin', async () => {
+  it('user deactivate spends the account\'s unused password tokens (reactivating brings none back); the last-root-super-admin rule', async () => {
     const s = slug('cli-deact-token');
     await cli('org', 'create', '--name', 'Deact Token Org', '--slug', s, '--json');
     const email = uniqueEmail('held-token');
@@ -297,9 +330,25 @@ describe('platform CLI: admin commands', () => {
       expect(await accountsRepo.isLastRootSuperAdmin(sql, member.id)).toBe(false);
       throw new Error('rollback');
     }).catch((err: Error) => { if (err.message !== 'rollback') throw err; });
-    if (active.length === 1) {
-      const r = await cli('user', 'deactivate', '--email', first, '--json');
+  });
+
+  it('user deactivate refuses the last active root super-admin (CONFLICT, exit 1) and takes one of two', async () => {
+    // A platform of its own, so no other test file's root super-admins count: the server's first start made it.
+    const fresh = await freshPlatformDatabase();
+    try {
+      const r = await cliWith({ databaseUrl: fresh.url }, 'user', 'deactivate', '--email', 'admin@localhost', '--json');
       expect({ exit: r.code, code: r.json.error.code }).toEqual({ exit: 1, code: 'CONFLICT' });
+      const second = uniqueEmail('second-root');
+      const rootSlug = (await fresh.query<{ slug: string }>('SELECT slug FROM organizations WHERE is_root'))[0].slug;
+      expect((await cliWith({ databaseUrl: fresh.url }, 'user', 'create', '--email', second, '--name', 'Second', '--org', rootSlug, '--role', 'super_admin', '--json')).code).toBe(0);
+      expect((await cliWith({ databaseUrl: fresh.url }, 'user', 'deactivate', '--email', 'admin@localhost', '--json')).code).toBe(0);
+      const last = await cliWith({ databaseUrl: fresh.url }, 'user', 'deactivate', '--email', second, '--json');
+      expect({ exit: last.code, code: last.json.error.code }).toEqual({ exit: 1, code: 'CONFLICT' });
+      expect(await fresh.query('SELECT email, is_active FROM users ORDER BY email')).toEqual([
+        { email: 'admin@localhost', is_active: false }, { email: second, is_active: true },
+      ]);
+    } finally {
+      await fresh.drop();
     }
   });
 
