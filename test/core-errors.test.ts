@@ -172,6 +172,28 @@ describe('on the app', () => {
     }
   });
 
+  it('a whitespace-only name or title is 400 VALIDATION_ERROR with details.reason "BLANK" on every create route (docs/decisions.md), nothing created', async () => {
+    const blank = '  \t ';
+    const expires_at = new Date(Date.now() + 86_400_000).toISOString();
+    const cases: Array<[string, string, Record<string, unknown>, string, Record<string, string>]> = [
+      ['/v1/auth/register', 'name', { email: `blank-${randomUUID()}@example.test`, password: 'Correct-Horse-Battery-9', name: blank, organization_name: 'Org' }, 'name', {}],
+      ['/v1/auth/register', 'organization_name', { email: `blank-${randomUUID()}@example.test`, password: 'Correct-Horse-Battery-9', name: 'N', organization_name: blank }, 'organization_name', {}],
+      ['/v1/organizations', 'name', { name: blank }, 'name', a.auth],
+      ['/v1/api-keys', 'name', { name: blank, scopes: ['projects:read'], expires_at }, 'name', a.auth],
+      ['/v1/organizations/current/members', 'name', { email: `blank-${randomUUID()}@example.test`, role: 'member', name: blank }, 'name', a.auth],
+      ['/v1/documents', 'title', { title: blank }, 'title', a.auth],
+      ['/v1/entities', 'name', { name: blank, entity_type: 'thing' }, 'name', a.auth],
+      ['/v1/projects', 'name', { name: blank }, 'name', a.auth],
+      [`/v1/admin/organizations/${a.orgId}/scim-tokens`, 'name', { name: blank }, 'name', bearer(t.rootKey)],
+    ];
+    for (const [url, what, payload, field, headers] of cases) {
+      const err = errorOf(await t.app.inject({ method: 'POST', url, headers, payload }), 400, 'VALIDATION_ERROR');
+      expect({ url, what, message: err.message, details: err.details }).toEqual({ url, what, message: `${field} must not be blank`, details: { field, reason: 'BLANK' } });
+    }
+    const count = async (table: string) => Number((await t.platform.db.sys.one<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE org_id = $1`, [a.orgId]))!.n);
+    expect({ documents: await count('documents'), entities: await count('entities'), scim: await count('scim_tokens') }).toEqual({ documents: 0, entities: 0, scim: 0 });
+  });
+
   it('an offset beyond what a list can take is 400 INVALID_PARAMETER, not a database error', async () => {
     errorOf(await t.app.inject({ url: '/v1/projects?offset=100000000000000000000', headers: a.auth }), 400, 'INVALID_PARAMETER');
     expect((await t.app.inject({ url: '/v1/projects?offset=2147483647', headers: a.auth })).json().data).toEqual([]);

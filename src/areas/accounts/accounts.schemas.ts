@@ -8,8 +8,8 @@ const strict = { additionalProperties: false } as const;
 export const Uuid = Type.String({ format: 'uuid' });
 export const Email = Type.String({ format: 'email', maxLength: 320 });
 export const Timestamp = Type.String({ format: 'date-time' });
-/** A display name: 1-200 characters, not only whitespace. */
-const Name = () => Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+/** A display name: 1-200 characters; a blank one is the services' `400` with `details.reason: "BLANK"` (core/text.ts). */
+const Name = () => Type.String({ minLength: 1, maxLength: 200 });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const UserOut = Type.Object({ id: Uuid, email: Type.String(), name: Type.String() });

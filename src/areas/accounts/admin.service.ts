@@ -5,6 +5,7 @@ import { audit } from '../../core/audit.js';
 import { randomB64url, randomHex, sha256Hex } from '../../core/crypto.js';
 import { accountsRepo, orgView } from './accounts.repo.js';
 import { isUuid } from '../../core/ids.js';
+import { nonBlankText } from '../../core/text.js';
 import type { EntitlementsInput } from './accounts.schemas.js';
 import { auditForUser } from './password-reset.service.js';
 import { passwordTokensRepo } from './password-reset.repo.js';
@@ -32,7 +33,8 @@ export async function setEntitlements(ctx: ServiceContext, orgId: string, input:
 }
 
 /** A SCIM bearer token for one organization (spec 5.9): shown once, stored hashed. */
-export async function createScimToken(ctx: ServiceContext, orgId: string, name: string) {
+export async function createScimToken(ctx: ServiceContext, orgId: string, rawName: string) {
+  const name = nonBlankText(rawName, 'name');
   return ctx.platform.db.systemTx(async (sql) => {
     if (!(await accountsRepo.orgExists(sql, orgId))) throw notFound('Organization');
     const prefix = randomHex(4);

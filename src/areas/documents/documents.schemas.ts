@@ -24,7 +24,8 @@ const Content = Type.String({ description: 'Up to 10,485,760 bytes of UTF-8 (10 
 export const CONTENT_TYPES = ['markdown', 'plain', 'rich_text'] as const;
 export const DOCUMENT_KINDS = ['document', 'sheet', 'deck'] as const;
 
-const Title = Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' });
+/** Blank titles are the service's `400` with `details.reason: "BLANK"` (core/text.ts), as on every create route. */
+const Title = Type.String({ minLength: 1, maxLength: 500 });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50, uniqueItems: true });
 const Metadata = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object; `language` (e.g. "en", "de") picks the search language' });
 

@@ -7,7 +7,8 @@ export const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
 const Props = Type.Object({}, { additionalProperties: true });
 const Label = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' });
-const Name = Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' });
+/** Blank names are the service's `400` with `details.reason: "BLANK"` (core/text.ts), as on every create route. */
+const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const IdParams = Type.Object({ id: Uuid });
