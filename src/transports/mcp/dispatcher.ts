@@ -5,7 +5,7 @@ import { actor, type ServiceContext } from '../../core/context.js';
 import { RPC, RpcError, rpcError, rpcResult, type JsonRpcRequest, type JsonRpcResponse } from './jsonrpc.js';
 import { checkAccess, isAllowed } from './access.js';
 import type { ToolRegistry } from './registry.js';
-import { META_TOOLS, describeTool, isMetaTool, runMetaTool } from './meta-tools.js';
+import { META_TOOLS, META_TOOL_ACCESS, describeTool, isMetaTool, runMetaTool } from './meta-tools.js';
 import { runTool, toRpcError, type Logger } from './tool-call.js';
 import { parseResourceUri, type ResourceProvider, type ResourceRef } from './resources/define.js';
 
@@ -115,7 +115,7 @@ export class McpDispatcher {
     if (p.full !== undefined && typeof p.full !== 'boolean') throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "full" must be a boolean', { field: 'full' });
     if (p.cursor !== undefined && typeof p.cursor !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "cursor" must be a string', { field: 'cursor' });
     const principal = actor(ctx);
-    const tools: unknown[] = META_TOOLS.map((t) => ({ ...t }));
+    const tools: unknown[] = META_TOOLS.map((t) => ({ ...t, _meta: { ...META_TOOL_ACCESS } }));
     if (p.full === true) tools.push(...this.registry.all().map((t) => describeTool(t, principal)));
     return { tools };
   }

@@ -266,6 +266,8 @@ describe('tools: catalogue and access', () => {
     const small = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).json().result.tools;
     expect(small.map((x: { name: string }) => x.name)).toEqual(['find_tools', 'get_tool_schema', 'call_tool']);
     expect(small[2].inputSchema.properties.arguments.type).toBe('object');
+    // Every entry has _meta (docs/mcp.md), the meta-tools too: anyone may call them.
+    for (const meta of small) expect(meta._meta, meta.name).toEqual({ scope: null, coarse_scope: null, permission: null, feature: null, allowed: true });
     const full = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { full: true } })).json().result.tools;
     const byName = Object.fromEntries(full.map((x: { name: string }) => [x.name, x]));
     expect(byName['projects.create']._meta.scope).toBe('mcp:projects.write');
@@ -276,6 +278,7 @@ describe('tools: catalogue and access', () => {
     expect(byName['organizations.list']).toBeDefined();
     expect(byName['api_keys.list']).toBeDefined();
     for (const tool of full) expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
+    for (const tool of full) expect(Object.keys(tool._meta ?? {}).sort(), tool.name).toEqual(['allowed', 'coarse_scope', 'feature', 'permission', 'scope']);
   });
 
   it('find_tools ranks by relevance over names and descriptions', async () => {
@@ -441,7 +444,7 @@ describe('docs/mcp.md', () => {
       .map((m) => [m[1], { scope: m[2], coarse: /^`([^`]+)`/.exec(m[3].trim())?.[1] ?? null }]));
     const listed = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { full: true } })).json().result.tools as
       Array<{ name: string; _meta?: { scope: string; coarse_scope: string | null } }>;
-    const served = listed.filter((tool) => tool._meta !== undefined).map((tool) => ({ name: tool.name, _meta: tool._meta! })); // not the meta-tools
+    const served = listed.filter((tool) => tool._meta?.scope !== null).map((tool) => ({ name: tool.name, _meta: tool._meta! })); // not the meta-tools
     expect(served.length).toBeGreaterThan(10);
     expect([...rows.keys()].sort()).toEqual(served.map((tool) => tool.name).sort());
     for (const tool of served) expect({ tool: tool.name, ...rows.get(tool.name) }).toEqual({ tool: tool.name, scope: tool._meta.scope, coarse: tool._meta.coarse_scope });

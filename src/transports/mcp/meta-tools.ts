@@ -60,6 +60,9 @@ export function scopeHint(t: Tool): string {
   return `Scope: ${t.scope}${t.needs.scope ? ` (or ${t.needs.scope})` : ''}.`;
 }
 
+/** The access of a meta-tool, as `_meta` of its tools/list entry and in get_tool_schema: every caller may use them. */
+export const META_TOOL_ACCESS = { scope: null, coarse_scope: null, permission: null, feature: null, allowed: true } as const;
+
 /** A tools/list entry for a platform tool. `_meta.allowed` says whether this caller passes its access check. */
 export function describeTool(t: Tool, p: Principal) {
   return {
@@ -91,7 +94,7 @@ export async function runMetaTool(registry: ToolRegistry, ctx: ServiceContext, n
   if (name === 'get_tool_schema') {
     // The meta-tools are tools too (tools/list shows them): describe them rather than answer "no tool named".
     const meta = META_TOOLS.find((t) => t.name === input.name);
-    if (meta) return toolResult({ ...meta, scope: null, coarse_scope: null, permission: null, feature: null, allowed: true });
+    if (meta) return toolResult({ ...meta, ...META_TOOL_ACCESS });
     const tool = registry.get(input.name);
     if (!tool) {
       const near = registry.search(input.name, 3).map((h) => h.tool.name);
