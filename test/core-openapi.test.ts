@@ -122,6 +122,21 @@ describe('GET /v1/openapi.json', () => {
     for (const method of ['PUT', 'DELETE']) expect(declared({ method, url: '/v1/alert-rules/:alertRuleId' })).toContain('501');
   });
 
+  it('deprecations are in the document (spec 9): the collaboration token parameter, the skills alias\'s headers, a legacy key\'s header', () => {
+    for (const p of ['/v1/collaboration/ws', '/v1/collaboration/ws/{documentId}', '/v1/yjs/ws', '/v1/yjs/ws/{documentId}']) {
+      const params = doc.paths[p].get.parameters ?? [];
+      expect(params.filter((x) => x.in === 'query' && (x as { deprecated?: boolean }).deprecated).map((x) => x.name), p).toEqual(['token']);
+    }
+    const skills = doc.paths['/v1/settings/skills'].get;
+    expect((skills as { deprecated?: boolean }).deprecated).toBe(true);
+    for (const status of ['200', '4XX', '5XX']) {
+      expect(Object.keys(skills.responses?.[status]?.headers ?? {}), status).toEqual(expect.arrayContaining(['Deprecation', 'Link']));
+    }
+    // Any route answers a legacy key with Deprecation; only the alias names a successor.
+    expect(doc.paths['/v1/me'].get.responses?.['200']?.headers?.Deprecation?.description).toMatch(/legacy API key/);
+    expect(Object.keys(doc.paths['/v1/me'].get.responses?.['200']?.headers ?? {})).not.toContain('Link');
+  });
+
   it('every answer documents the request id and the rate-limit headers; errors Retry-After; routes their own headers', () => {
     for (const [p, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {

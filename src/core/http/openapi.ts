@@ -76,17 +76,28 @@ const EVERY_ANSWER: Record<string, Header> = {
   'X-RateLimit-Reset': integerHeader('When the window ends, in Unix seconds'),
 };
 const RETRY_AFTER: Record<string, Header> = { 'Retry-After': integerHeader('Seconds to wait before retrying: on 429 and 503') };
+/** Spec 9: a legacy API key (no explicit scopes) is told so on every answer, whatever the route. */
+const LEGACY_KEY: Record<string, Header> = {
+  Deprecation: { type: 'string', description: 'Only when the request carried a legacy API key (no explicit scopes): RFC 9745 date "@1767225600" (2026-01-01); create a key with scopes' },
+};
+/** A deprecated route (RouteNeeds.deprecatedBy) says so on every answer and names its successor. */
+const deprecatedRoute = (successor: string): Record<string, Header> => ({
+  Deprecation: { type: 'string', description: 'RFC 9745 date "@1767225600" (2026-01-01): this route is deprecated' },
+  Link: { type: 'string', description: `<${successor}>; rel="successor-version": the route to use instead` },
+});
 
 /**
  * The route's responses with the headers they carry (for the document only; the route's own schemas are not touched):
- * every answer the EVERY_ANSWER headers, error answers Retry-After, success answers the route's `responseHeaders`.
+ * every answer the EVERY_ANSWER headers and the deprecation ones, error answers Retry-After, success answers the route's
+ * `responseHeaders`.
  */
-function withResponseHeaders(response: Record<string, unknown> | undefined, routeHeaders: Record<string, string> | undefined): Record<string, unknown> | undefined {
+function withResponseHeaders(response: Record<string, unknown> | undefined, needs: RouteNeeds): Record<string, unknown> | undefined {
   if (!response) return response;
-  const own = Object.fromEntries(Object.entries(routeHeaders ?? {}).map(([name, description]) => [name, { type: 'string', description }]));
+  const own = Object.fromEntries(Object.entries(needs.responseHeaders ?? {}).map(([name, description]) => [name, { type: 'string', description }]));
+  const deprecation = needs.deprecatedBy ? deprecatedRoute(needs.deprecatedBy) : LEGACY_KEY;
   return Object.fromEntries(Object.entries(response).map(([status, body]) => {
     const error = /^[45]/.test(status);
-    const headers = { ...EVERY_ANSWER, ...(error ? RETRY_AFTER : own) };
+    const headers = { ...EVERY_ANSWER, ...deprecation, ...(error ? RETRY_AFTER : own) };
     return [status, { ...(body as object), headers }];
   }));
 }
@@ -112,7 +123,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       const needs = (route.config ?? {}) as RouteNeeds;
       const s = { ...(schema as Record<string, unknown>) };
       s.security = needs.auth !== 'public' ? [{ bearerAuth: [] }] : needs.bearerInHandler ? [{ bearerAuth: [] }, {}] : [];
-      s.response = withResponseHeaders(s.response as Record<string, unknown> | undefined, needs.responseHeaders);
+      s.response = withResponseHeaders(s.response as Record<string, unknown> | undefined, needs);
       if (s.querystring) s.querystring = documentedQuery(s.querystring as Record<string, unknown>);
       if (needs.requiredQuery && s.querystring) {
         const q = s.querystring as { required?: string[] };
@@ -128,8 +139,17 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   });
   let document: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', response: { 200: { type: 'object', additionalProperties: true } } }, config: { auth: 'public' } },
-    async () => (document ??= withOptionalBodies(app.swagger() as unknown as Record<string, unknown>, app.routeList)));
+    async () => (document ??= withDeprecatedParameters(withOptionalBodies(app.swagger() as unknown as Record<string, unknown>, app.routeList))));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
+}
+
+/** A parameter whose schema says `deprecated` is a deprecated parameter (@fastify/swagger keeps it in the schema only). */
+function withDeprecatedParameters(doc: Record<string, unknown>): Record<string, unknown> {
+  type Parameter = { deprecated?: boolean; schema?: { deprecated?: boolean } };
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, { parameters?: Parameter[] }>>)) {
+    for (const op of Object.values(item)) for (const param of op.parameters ?? []) if (param.schema?.deprecated) param.deprecated = true;
+  }
+  return doc;
 }
 
 /** @fastify/swagger marks every request body required; a route whose body may be left out (`bodyOptional`) says so. */

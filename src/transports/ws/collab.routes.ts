@@ -20,7 +20,7 @@ declare module 'fastify' {
 /** No length limits on the credentials: a malformed or repeated ticket/token is 401 (checked below), not a schema 400. */
 const Credentials = {
   ticket: HandlerCheckedQuery(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'single-use ticket from POST /v1/collaboration/ticket (this or token)' })),
-  token: HandlerCheckedQuery(Type.String({ description: 'deprecated: a bearer credential instead of a ticket' })),
+  token: HandlerCheckedQuery(Type.String({ deprecated: true, description: 'deprecated (spec 9): a bearer credential instead of a ticket' })),
 };
 /**
  * The routes without the id in the path take it in the query. The path variants read only the path (authenticate):
