@@ -133,7 +133,7 @@ describe('GET /v1/openapi.json', () => {
       expect(Object.keys(skills.responses?.[status]?.headers ?? {}), status).toEqual(expect.arrayContaining(['Deprecation', 'Link']));
     }
     // Any route answers a legacy key with Deprecation; only the alias names a successor.
-    expect(doc.paths['/v1/me'].get.responses?.['200']?.headers?.Deprecation?.description).toMatch(/legacy API key/);
+    expect((doc.paths['/v1/me'].get.responses?.['200']?.headers as Record<string, { description?: string }> | undefined)?.Deprecation?.description).toMatch(/legacy API key/);
     expect(Object.keys(doc.paths['/v1/me'].get.responses?.['200']?.headers ?? {})).not.toContain('Link');
   });
 
