@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, bearer, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
+import * as repo from './documents.repo.js';
 import { readFileSync } from 'node:fs';
 
 // Spec 8 "document save content 10 MB", counted in UTF-8 bytes: 413 PAYLOAD_TOO_LARGE above, on REST and MCP.
@@ -155,5 +156,65 @@ describe('search vectors of very large documents', () => {
     expect(found.json().data.items.map((d: { id: string }) => d.id)).toEqual([created.id]);
     const jobs = await t.platform.db.sys.query<{ status: string }>(`SELECT status FROM jobs WHERE org_id = $1 AND dedupe_key = $2 ORDER BY created_at`, [a.orgId, created.id]);
     expect(jobs.map((j) => j.status)).toEqual(['failed', 'done']);
+  });
+});
+
+describe('list items carry the content (spec 2.4), up to 32 MiB of it a page', () => {
+  const list = (who: Tenant, url: string) => t.app.inject({ method: 'GET', url, headers: who.auth });
+  const PAGE_LIMIT = { field: 'limit', maxBytes: 32 * MIB, bytes: 34 * MIB };
+
+  /**
+   * Indexes the tenant's documents now with the index job's own statement, and drops their queued jobs: the job
+   * runner is shared with every test file (some queue 10 MiB documents), and these tests are not about it.
+   */
+  async function indexNow(who: Tenant): Promise<void> {
+    await t.platform.db.sys.exec(`DELETE FROM jobs WHERE org_id = $1 AND status = 'pending'`, [who.orgId]);
+    const ids = (await t.platform.db.sys.query<{ id: string }>('SELECT id FROM documents WHERE org_id = $1', [who.orgId])).map((r) => r.id);
+    await t.platform.db.tenant(who.orgId, async (sql) => { for (const id of ids) await repo.indexDocument(sql, who.orgId, id); });
+  }
+
+  it('the plain list, a search and a search page read again from the search cache all carry each item\'s whole content', async () => {
+    const b = await newTenant(t.app, { name: 'doc-list-content' });
+    const one = (await post(b, { title: 'Capybara notes', content: 'Grass, water and sun.' })).json().data;
+    const two = (await post(b, { title: 'Capybara diary', content: 'é'.repeat(300) })).json().data;
+    await indexNow(b);
+    const contents = (res: Parameters<typeof errorOf>[0]) => Object.fromEntries(res.json().data.items.map((d: { id: string; content: string; excerpt: string }) => [d.id, [d.content, d.excerpt]]));
+    const expected = { [one.id]: ['Grass, water and sun.', 'Grass, water and sun.'], [two.id]: ['é'.repeat(300), 'é'.repeat(200)] };
+    expect(contents(await list(b, '/v1/documents'))).toEqual(expected);
+    expect(contents(await list(b, '/v1/documents?search=capybara'))).toEqual(expected); // ranked now
+    expect(contents(await list(b, '/v1/documents?search=capybara'))).toEqual(expected); // from the search cache
+    expect(contents(await list(b, '/v1/documents?search=capybara&limit=1&offset=1'))).toEqual({ [one.id]: expected[one.id] }); // the item the cache holds
+    expect(contents(await list(b, '/v1/documents?search=capybara&limit=50&offset=190'))).toEqual({}); // past the cache's depth: the list statement
+  });
+
+  it('a page whose documents hold more than 32 MiB of content is 400 INVALID_PARAMETER naming limit; fewer per page are listed', async () => {
+    const b = await newTenant(t.app, { name: 'doc-list-heavy' });
+    const ids: string[] = [];
+    for (const title of ['Hefty one', 'Hefty two']) ids.push((await post(b, { title, content: 'small for now' })).json().data.id);
+    await indexNow(b);
+    // 17 MiB each (written past the API's 10 MiB limit, as a database restored from elsewhere might hold): two are 34 MiB.
+    await t.platform.db.sys.exec(`UPDATE documents SET content = repeat('h', 17 * 1048576) WHERE org_id = $1`, [b.orgId]);
+    for (const url of ['/v1/documents', '/v1/documents?search=hefty', '/v1/documents?search=hefty&sort_by=title&sort_order=asc&offset=0&limit=2']) {
+      const e = errorOf(await list(b, url), 400, 'INVALID_PARAMETER');
+      expect({ url, details: e.details }).toEqual({ url, details: PAGE_LIMIT });
+      expect(e.message).toMatch(/^The documents of this page hold 34 MiB of content, more than one page carries \(32 MiB\): ask for fewer with "limit" \(it is \d+\), or read the largest with GET \/v1\/documents\/\{id\}$/);
+    }
+    const first = await list(b, '/v1/documents?search=hefty&sort_by=title&sort_order=asc&limit=1');
+    expect(first.statusCode).toBe(200);
+    expect(first.json().data.items.map((d: { content: string }) => d.content.length)).toEqual([17 * MIB]);
+    // The search cache holds that item now: a page of it and the next one weighs both (34 MiB again).
+    const both = errorOf(await list(b, '/v1/documents?search=hefty&sort_by=title&sort_order=asc&limit=2'), 400, 'INVALID_PARAMETER');
+    expect(both.details).toEqual(PAGE_LIMIT);
+    const second = await list(b, '/v1/documents?limit=1&offset=1');
+    expect(second.json().data.items.map((d: { content: string }) => d.content.length)).toEqual([17 * MIB]);
+    expect(second.json().pagination).toMatchObject({ total: 2, has_more: false });
+    // Over MCP, lists without contents (titles and excerpts) are not weighed: both on one page.
+    const key = await b.apiKey(['mcp:*']);
+    const rpc = async (method: string, params: object) => (await t.app.inject({
+      method: 'POST', url: '/v1/mcp', headers: { ...bearer(key), accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method, params },
+    })).json().result;
+    expect((await rpc('resources/list', {})).resources.map((r: { name: string }) => r.name).sort()).toEqual(['Hefty one', 'Hefty two']);
+    const listed = (await rpc('tools/call', { name: 'documents.list', arguments: {} })).structuredContent.items;
+    expect(listed.map((d: { excerpt: string; content?: string }) => [d.excerpt.length, d.content])).toEqual([[200, undefined], [200, undefined]]);
   });
 });

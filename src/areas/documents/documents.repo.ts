@@ -7,12 +7,28 @@ export interface DocumentRow {
   file_content_type: string | null; file_deleted_at: string | null;
   created_by: string | null; created_at: string; updated_at: string; deleted_at: string | null;
   excerpt?: string; rank?: number; total?: number;
+  /** List statements: the bytes of content on the page; over LIST_PAGE_CONTENT_BYTES, `content` is null (not read). */
+  page_bytes?: number;
 }
 
 const COLS = `org_id, id, kind, project_id, parent_id, title, content, content_type, tags, metadata, is_indexed, indexed_at,
   file_key, file_size, file_content_type, file_deleted_at, created_by, created_at, updated_at, deleted_at`;
-const LIST_COLS = `org_id, id, kind, project_id, parent_id, title, ''::text AS content, left(content, 200) AS excerpt, content_type, tags, metadata,
-  is_indexed, indexed_at, file_key, file_size, file_content_type, file_deleted_at, created_by, created_at, updated_at, deleted_at`;
+/**
+ * How much content one list page carries: spec 2.4 lists `content` among a document's fields and 4.5 lists
+ * documents as `items`, so list items have it; a page of documents near the 10 MiB limit each would otherwise be a
+ * response of up to a gigabyte. A page over this is refused (documents.service.ts, `400 INVALID_PARAMETER` naming
+ * `limit`), and the statement does not even read its contents: they are toasted values, read only when output.
+ */
+export const LIST_PAGE_CONTENT_BYTES = 32 * 1024 * 1024;
+/** List columns but the content, from alias `a`. */
+const listColsOf = (a: string) => `${a}.org_id, ${a}.id, ${a}.kind, ${a}.project_id, ${a}.parent_id, ${a}.title, left(${a}.content, 200) AS excerpt,
+  ${a}.content_type, ${a}.tags, ${a}.metadata, ${a}.is_indexed, ${a}.indexed_at, ${a}.file_key, ${a}.file_size, ${a}.file_content_type,
+  ${a}.file_deleted_at, ${a}.created_by, ${a}.created_at, ${a}.updated_at, ${a}.deleted_at`;
+/** The content of the rows of one page (alias `a`), unless the page holds more than LIST_PAGE_CONTENT_BYTES. */
+const pageContentOf = (a: string) => `CASE WHEN sum(octet_length(${a}.content)) OVER () <= ${LIST_PAGE_CONTENT_BYTES} THEN ${a}.content END AS content,
+  sum(octet_length(${a}.content)) OVER ()::float8 AS page_bytes`;
+/** A list page's columns from documents `a`: every row of the statement is on the page (no LIMIT after it). */
+const LIST_COLS = (a: string) => `${listColsOf(a)}, ${pageContentOf(a)}`;
 
 export interface NewDocument {
   id: string; kind: string; projectId: string | null; parentId: string | null; title: string; content: string;
@@ -103,6 +119,8 @@ export interface ListFilter {
   /** to_tsquery text (terms joined by &, the last one a prefix) and the query languages. */
   tsquery?: string; queryConfig?: string;
   sortBy: 'relevance' | 'created_at' | 'updated_at' | 'title'; sortOrder: 'asc' | 'desc'; limit: number; offset: number;
+  /** false: a plain list without the contents (content '', page_bytes 0), for callers that show titles only. */
+  withContent?: boolean;
 }
 
 /** ORDER BY of the plain list (columns of documents). */
@@ -122,13 +140,17 @@ const SEARCH_ORDER: Record<string, Record<string, string>> = {
 const FILTERS = (a: string) => `${a}.org_id = $1 AND ($2::uuid IS NULL OR ${a}.project_id = $2) AND ($3::uuid IS NULL OR ${a}.parent_id = $3) AND ($4::text IS NULL OR ${a}.kind = $4)`;
 
 /** The list statement of a filter: plain or search (exported for tests). */
-export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sortOrder'>): string {
+export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sortOrder' | 'withContent'>): string {
   if (f.tsquery === undefined) {
+    const cols = f.withContent === false ? `${listColsOf('p')}, ''::text AS content, 0::float8 AS page_bytes` : LIST_COLS('p');
     // The total is an uncorrelated subquery (once, from an index), not count(*) OVER (), which would read every
     // document of the organization in full before LIMIT.
-    return `SELECT ${LIST_COLS}, 0::float8 AS rank, (SELECT count(*) FROM documents c WHERE ${FILTERS('c')}) AS total
-      FROM documents d WHERE ${FILTERS('d')}
-      ORDER BY ${ORDER[f.sortBy][f.sortOrder]} LIMIT $5 OFFSET $6`;
+    // The page is cut first, then its content is weighed (a window over the page alone, not every document).
+    return `SELECT ${cols}, 0::float8 AS rank, p.total FROM (
+        SELECT d.*, (SELECT count(*) FROM documents c WHERE ${FILTERS('c')}) AS total
+          FROM documents d WHERE ${FILTERS('d')}
+         ORDER BY ${ORDER[f.sortBy][f.sortOrder]} LIMIT $5 OFFSET $6) p
+      ORDER BY ${ORDER[f.sortBy][f.sortOrder]}`;
   }
   // Matches come from documents_search_candidates() (migrations 0045, 0048): one GIN scan under the tenant rule,
   // with rank and sort keys; they are counted, sorted and paged, and only the page is read from documents.
@@ -139,7 +161,7 @@ export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sor
       SELECT m.*, count(*) OVER () AS total
         FROM documents_search_candidates(app_search_query($8::regconfig, $7), $2, $3, $4) m
        ORDER BY ${order} LIMIT $5 OFFSET $6)
-    SELECT ${LIST_COLS}, page.match_rank::float8 AS rank, page.total
+    SELECT ${LIST_COLS('d')}, page.match_rank::float8 AS rank, page.total
       FROM page JOIN documents d ON d.org_id = $1 AND d.id = page.match_id
      ORDER BY ${order.replaceAll('m.', 'page.')}`;
 }
@@ -184,7 +206,7 @@ const VERSION_SEEN = `COALESCE((SELECT change_seq FROM sync_changes WHERE org_id
 export async function versionAndRows(sql: Sql, orgId: string, ids: string[]): Promise<{ version: number; rows: DocumentRow[] }> {
   if (ids.length === 0) return { version: (await sql.one<{ v: number }>(`SELECT ${VERSION_SEEN} AS v`, [orgId]))!.v, rows: [] };
   const r = await sql.query<DocumentRow & { v: number }>(`SELECT v.v, d.* FROM (SELECT ${VERSION_SEEN} AS v) v
-    LEFT JOIN LATERAL (SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
+    LEFT JOIN LATERAL (SELECT ${LIST_COLS('x')} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
   return { version: r[0].v, rows: r.filter((x) => x.id !== null) };
 }
 
@@ -200,7 +222,7 @@ export async function searchTop(sql: Sql, orgId: string, f: ListFilter, depth: n
 
 /** List rows of the given documents (any order). */
 export async function listRowsByIds(sql: Sql, orgId: string, ids: string[]): Promise<DocumentRow[]> {
-  return sql.query<DocumentRow>(`SELECT ${LIST_COLS} FROM documents WHERE org_id = $1 AND id = ANY($2::uuid[])`, [orgId, ids]);
+  return sql.query<DocumentRow>(`SELECT ${LIST_COLS('x')} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])`, [orgId, ids]);
 }
 
 /** The `documents.index` job's work: builds the weighted vector from the current title and content (of a sheet or deck, its JSON's values: migration 0064). */

@@ -80,9 +80,9 @@ const documentFields = {
 export const DocumentOut = Type.Object({ ...documentFields, content: Type.String() });
 export type DocumentOutT = Static<typeof DocumentOut>;
 
-/** List item: the record without `content` (up to 10 MB each), with a short excerpt and, in a search, the rank. */
+/** List item: the record (spec 2.4), its first 200 characters as `excerpt` and, in a search, the rank. */
 export const DocumentListItem = Type.Object({
-  ...documentFields, excerpt: Type.String(), rank: Type.Optional(Type.Number()),
+  ...documentFields, content: Type.String(), excerpt: Type.String({ description: 'the first 200 characters of content' }), rank: Type.Optional(Type.Number()),
 });
 export type DocumentListItemT = Static<typeof DocumentListItem>;
 

@@ -39,11 +39,14 @@ export function toDocument(r: repo.DocumentRow): DocumentOutT {
   };
 }
 
-/** toDocument without `content`, plus the excerpt (and the rank of a search); built field by field, no spreads (hot in lists). */
+/**
+ * toDocument of a list row, plus the excerpt (and the rank of a search); built field by field, no spreads (hot in
+ * lists). The rows come from a list statement, whose page was weighed (assertPageFits).
+ */
 function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): DocumentListItemT {
   const item: DocumentListItemT = {
     id: r.id, org_id: r.org_id, kind: r.kind, folder_id: r.parent_id, parent_id: r.parent_id, project_id: r.project_id,
-    title: r.title, content_type: r.content_type,
+    title: r.title, content: r.content, content_type: r.content_type,
     file_url: r.file_key ? `/v1/documents/${r.id}/file` : null, file_size: r.file_key ? r.file_size : null,
     tags: r.tags, metadata: r.metadata, is_indexed: r.is_indexed, indexed_at: r.indexed_at,
     created_by: r.created_by, created_at: r.created_at, updated_at: r.updated_at, deleted_at: r.deleted_at,
@@ -52,6 +55,20 @@ function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): Docu
   if (withRank) item.rank = rank ?? r.rank ?? 0;
   return item;
 }
+
+/**
+ * A list page carries the content of its documents (spec 2.4), up to repo.LIST_PAGE_CONTENT_BYTES in all: past that
+ * the statement left the contents unread and the request is refused, naming what to change. A page of one document
+ * always fits (content is at most 10 MiB), so every document can be listed.
+ */
+function assertPageFits(bytes: number, limit: number): void {
+  if (bytes <= repo.LIST_PAGE_CONTENT_BYTES) return;
+  const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
+  throw new AppError('INVALID_PARAMETER',
+    `The documents of this page hold ${mib(bytes)} of content, more than one page carries (${mib(repo.LIST_PAGE_CONTENT_BYTES)}): ask for fewer with "limit" (it is ${limit}), or read the largest with GET /v1/documents/{id}`,
+    { field: 'limit', maxBytes: repo.LIST_PAGE_CONTENT_BYTES, bytes });
+}
+const rowsFit = (rows: repo.DocumentRow[], limit: number) => assertPageFits(rows.length ? Number(rows[0].page_bytes ?? 0) : 0, limit);
 
 /**
  * PostgreSQL text and jsonb cannot hold the NUL character (nor an unpaired surrogate): refuse it up front as a
@@ -139,7 +156,11 @@ export async function getDocument(ctx: ServiceContext, input: { id: string }): P
 }
 
 /** Lists with filters; with `search`, only indexed documents match, ranked by ts_rank (title weighs more than content). */
-export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
+/**
+ * `content: false` leaves the contents out of a plain list (items carry `content: ""`), for callers that show titles
+ * only (MCP resources/list); a search always carries them (its items are remembered for every caller).
+ */
+export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput, opts: { content?: boolean } = {}): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
   const p = docAccess(ctx, 'document.view');
   const limit = input.limit ?? 50;
   const offset = input.offset ?? 0;
@@ -151,10 +172,12 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
   const filter: repo.ListFilter = {
     projectId: input.project_id, parentId: input.parent_id, kind: input.kind, tsquery: tsquery ?? undefined,
     queryConfig: searching ? searchLanguage(input.language) : undefined, sortBy, sortOrder: input.sort_order ?? 'desc', limit, offset,
+    withContent: searching || opts.content !== false,
   };
   if (searching && offset + limit <= SEARCH_CACHE_DEPTH) return searchPage(ctx, p.orgId, filter);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
     const rows = await repo.listDocuments(sql, p.orgId, filter);
+    rowsFit(rows, limit);
     const total = rows.length ? Number(rows[0].total) : offset > 0 ? await repo.countDocuments(sql, p.orgId, filter) : 0;
     return { items: rows.map((r) => toListItem(r, searching)), total, limit, offset };
   });
@@ -191,6 +214,8 @@ async function fromCache(sql: Sql, cache: SearchCache, key: string, entry: Searc
   const missing = held.flatMap((item, i) => (item ? [] : [entry.ids[from + i]]));
   const r = await repo.versionAndRows(sql, orgId, missing);
   if (!cache.check(key, entry, r.version)) return undefined;
+  // Weighed whole: items held from other pages count too.
+  assertPageFits(held.reduce((n, item) => n + (item ? Buffer.byteLength(item.content) : 0), 0) + (r.rows.length ? Number(r.rows[0].page_bytes ?? 0) : 0), to - from);
   if (missing.length === 0) return { total: entry.total, items: held };
   const read = pageItems(entry, r.rows, from, to);
   cache.fill(key, entry, from, read);
@@ -205,7 +230,9 @@ async function rankInto(sql: Sql, cache: SearchCache, key: string, orgId: string
   cache.set(key, entry);
   const { offset, limit } = filter;
   const ids = entry.ids.slice(offset, offset + limit);
-  const read = pageItems(entry, ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [], offset, offset + limit);
+  const rows = ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [];
+  rowsFit(rows, limit);
+  const read = pageItems(entry, rows, offset, offset + limit);
   cache.fill(key, entry, offset, read);
   return { total: entry.total, items: read };
 }

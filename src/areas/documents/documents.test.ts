@@ -81,7 +81,7 @@ describe('document library', () => {
     expect(byProject.pagination).toEqual(byProject.data.pagination);
     const byParent = (await get(a, `/v1/documents?parent_id=${folder.id}`)).json();
     expect(byParent.data.items.map((d: { id: string }) => d.id)).toEqual([child.id]);
-    expect(byParent.data.items[0].content).toBeUndefined();
+    expect(byParent.data.items[0].content).toBe(child.content); // spec 2.4: list items are documents, content included
     // A folder cannot move under its own child.
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: child.id } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${folder.id}`, headers: a.auth, payload: { parent_id: folder.id } }), 400, 'VALIDATION_ERROR');

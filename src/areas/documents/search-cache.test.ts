@@ -8,7 +8,7 @@ import { uuidv7 } from '../../core/ids.js';
 const entry = (version: number, n = 3): SearchCacheEntry => ({
   version, total: n, ids: Array.from({ length: n }, (_, i) => `id${i}`), ranks: Array(n).fill(0.1), items: [],
 });
-const item = (id: string) => ({ id }) as DocumentListItemT;
+const item = (id: string, content = '') => ({ id, content }) as DocumentListItemT;
 
 describe('search cache (unit)', () => {
   it('an entry answers only at its own version; a peeked entry replaced meanwhile is judged by its own version', () => {
@@ -42,8 +42,23 @@ describe('search cache (unit)', () => {
     expect(cache.items).toBe(3);
     // Items read for an entry that is no longer the key's still answer that request, but are not counted.
     cache.fill('a', a, 2, [item('id2')]);
-    expect(a.items[2]).toEqual({ id: 'id2' });
+    expect(a.items[2]).toEqual({ id: 'id2', content: '' });
     expect(cache.items).toBe(3);
+  });
+
+  it('an item weighs one more for every 1,100 characters of its content: a large document pushes out many small ones', () => {
+    const cache = new SearchCache({ maxEntries: 10, maxItems: 10 });
+    const small = entry(1);
+    const large = entry(1);
+    cache.set('small', small);
+    cache.fill('small', small, 0, [item('id0'), item('id1'), item('id2', 'x'.repeat(1_099))]);
+    expect(cache.items).toBe(3);
+    cache.set('large', large);
+    cache.fill('large', large, 0, [item('id0', 'x'.repeat(2_200))]); // 3: 6 in all
+    expect(cache.items).toBe(6);
+    cache.fill('large', large, 1, [item('id1', 'x'.repeat(5_500))]); // 6: 12 in all, over 10: the least recently used out
+    expect(cache.peek('small')).toBeUndefined();
+    expect(cache.items).toBe(9);
   });
 
   it('keeps at most maxEntries entries', () => {

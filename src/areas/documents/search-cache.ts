@@ -28,12 +28,16 @@ import type { DocumentListItemT } from './documents.schemas.js';
  *   than the hit's snapshot).
  *
  * Per node; another node keeps its own. At most MAX_ENTRIES entries and MAX_ITEMS list items (least recently used
- * out).
+ * out), an item weighing one more for every ITEM_BYTES of its content: list items carry the content (spec 2.4), and
+ * a few large documents must not hold the memory of thousands of small ones.
  */
 export const SEARCH_CACHE_DEPTH = 200;
 const MAX_ENTRIES = 1_000;
-/** ~1.1 KB each (measured on the bench's documents): 20,000 items, 400 first pages of 50, take ~22 MB. */
+/** ~1.1 KB each without content (measured on the bench's documents): 20,000 items, 400 first pages of 50, take ~22 MB. */
 const MAX_ITEMS = 20_000;
+const ITEM_BYTES = 1_100;
+/** What an item counts for against MAX_ITEMS: one, and one more per ITEM_BYTES characters of content. */
+export const itemWeight = (item: DocumentListItemT) => 1 + Math.floor(item.content.length / ITEM_BYTES);
 
 export interface SearchCacheEntry {
   version: number; total: number; ids: string[]; ranks: number[];
@@ -78,7 +82,7 @@ export class SearchCache {
     items.forEach((item, i) => {
       if (!item || entry.items[from + i]) return;
       entry.items[from + i] = Object.freeze(item); // shared by every response the entry answers
-      if (current) this.itemCount++;
+      if (current) this.itemCount += itemWeight(item);
     });
     if (current) this.evict();
   }
@@ -101,7 +105,7 @@ export class SearchCache {
 
 function countItems(entry: SearchCacheEntry): number {
   let n = 0;
-  for (const item of entry.items) if (item) n++;
+  for (const item of entry.items) if (item) n += itemWeight(item);
   return n;
 }
 

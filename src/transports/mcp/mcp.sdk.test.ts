@@ -110,6 +110,11 @@ describe('MCP with the SDK client (session handshake)', () => {
         if (!hits.length) await new Promise((r) => setTimeout(r, 100));
       }
       expect(hits.map((h) => h.id)).toContain(doc.id);
+      // An agent's list results carry the excerpt, not the content (REST list items have both): documents.get reads it.
+      const hit = (hits as Array<{ id: string; excerpt?: string; content?: string }>).find((h) => h.id === doc.id)!;
+      expect({ excerpt: hit.excerpt, content: hit.content }).toEqual({ excerpt: 'Restart the zebrafish service nightly.', content: undefined });
+      const listed = structured(await client.callTool({ name: 'documents.list', arguments: {} })).items as Array<{ id: string; excerpt?: string; content?: string }>;
+      expect(listed.filter((d) => d.id === doc.id).map((d) => [d.excerpt, d.content])).toEqual([['Restart the zebrafish service nightly.', undefined]]);
       const resource = await client.readResource({ uri: `platform://documents/${doc.id}` });
       expect(resource.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: 'Restart the zebrafish service nightly.' });
       const all = await client.listResources();

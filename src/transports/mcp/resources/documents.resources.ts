@@ -19,7 +19,7 @@ export const documentsResources: ResourceProvider = {
     const c = (cursor ?? { o: 0 }) as { o?: unknown };
     if (typeof c !== 'object' || !isOffset(c.o)) throw new AppError('INVALID_PARAMETER', '"cursor" is not a cursor this server issued', { field: 'cursor' });
     const offset = c.o as number;
-    const r = await listDocuments(ctx, { kind: 'document', sort_by: 'updated_at', sort_order: 'desc', limit, offset } as unknown as Parameters<typeof listDocuments>[1]);
+    const r = await listDocuments(ctx, { kind: 'document', sort_by: 'updated_at', sort_order: 'desc', limit, offset } as unknown as Parameters<typeof listDocuments>[1], { content: false });
     return {
       items: r.items.map((d) => ({ uri: resourceUri('documents', d.id), name: d.title, title: d.title, description: d.excerpt || undefined, mimeType: mimeOf(d.content_type) })),
       next: offset + r.items.length < r.total ? { o: offset + r.items.length } : null,

@@ -5,6 +5,8 @@ import { ListDocumentsQuery } from '../../../areas/documents/documents.schemas.j
 
 type Paged<T> = { items: T[]; total: number; limit: number; offset: number };
 const paged = <T>(r: Paged<T>) => listResult(r.items, r);
+/** An agent's context is small: list results carry the excerpt, not the content (documents.get reads it). */
+const titlesOnly = (r: Awaited<ReturnType<typeof docs.listDocuments>>) => paged({ ...r, items: r.items.map(({ content: _content, ...item }) => item) });
 
 /** documents.search: the list query with `search` required (full-text, prefix matching, ranked). */
 const SearchInput = Type.Object({
@@ -19,13 +21,13 @@ export const documentsTools = defineTools([
     description: 'Full-text search of documents by title and content (prefix matching, ranked by relevance); optional project_id, parent_id, kind and language filters. Results carry an excerpt, not the content: use documents.get for that.',
     keywords: ['find', 'query', 'lookup', 'knowledge', 'notes', 'text'],
     input: SearchInput,
-    run: async (ctx, a) => paged(await docs.searchDocuments(ctx, a as Parameters<typeof docs.searchDocuments>[1])),
+    run: async (ctx, a) => titlesOnly(await docs.searchDocuments(ctx, a as Parameters<typeof docs.searchDocuments>[1])),
   },
   {
     name: 'documents.list', title: 'List documents', access: 'read', route: 'GET /v1/documents',
     description: 'List documents of the organization (filter by project_id, parent_id folder, kind; sort by created_at, updated_at or title); items carry an excerpt, not the content.',
     keywords: ['browse', 'all', 'notes', 'files', 'library'],
-    run: async (ctx, a) => paged(await docs.listDocuments(ctx, a as Parameters<typeof docs.listDocuments>[1])),
+    run: async (ctx, a) => titlesOnly(await docs.listDocuments(ctx, a as Parameters<typeof docs.listDocuments>[1], { content: false })),
   },
   {
     name: 'documents.get', title: 'Read a document', access: 'read', route: 'GET /v1/documents/:id',
