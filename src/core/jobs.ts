@@ -1,6 +1,5 @@
-import type { PoolClient } from 'pg';
 import { createHash } from 'node:crypto';
-import type { Database, Sql } from './db/database.js';
+import { checkout, type Database, type Sql } from './db/database.js';
 import { uuidv7 } from './ids.js';
 
 export interface Job { org_id: string; id: string; kind: string; payload: Record<string, unknown>; attempts: number; max_attempts: number }
@@ -224,15 +223,15 @@ export class JobRunner {
     const tick = async () => {
       // Connecting is inside the try: with the database away (a restart, a network cut) the tick fails, is logged and
       // runs again at the next interval; a rejection here would otherwise be unhandled and end the process.
-      let client: PoolClient | undefined;
+      let held: Awaited<ReturnType<typeof checkout>> | undefined;
       try {
-        client = await this.db.system.connect();
-        const got = (await client.query('SELECT pg_try_advisory_lock($1) AS ok', [lockId])).rows[0].ok;
+        held = await checkout(this.db.system);
+        const got = (await held.client.query('SELECT pg_try_advisory_lock($1) AS ok', [lockId])).rows[0].ok;
         if (!got) return;
-        try { await task.fn(); } finally { await client.query('SELECT pg_advisory_unlock($1)', [lockId]); }
+        try { await task.fn(); } finally { await held.client.query('SELECT pg_advisory_unlock($1)', [lockId]); }
       } catch (err) {
         this.opts.log?.({ err, task: task.name }, 'periodic task failed');
-      } finally { client?.release(); }
+      } finally { held?.release(); }
     };
     task.timer = setInterval(() => { if (!this.stopped) void tick(); }, task.everyMs);
     task.timer.unref();

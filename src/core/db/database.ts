@@ -37,6 +37,27 @@ export interface Sql {
 
 type TenantClient = pg.PoolClient & { orgId?: string };
 
+/**
+ * A pooled client and its release. pg-pool listens for a client's 'error' only while the client is idle in the pool:
+ * a checked-out client whose server session ends (a PostgreSQL restart, `pg_terminate_backend`, a failover, the
+ * embedded server killed) emits 'error' with no listener, which Node turns into an uncaught exception that ends the
+ * process. While checked out, the error is kept instead (the statement in flight, or the next one, fails with it
+ * anyway), and the client is released as broken, so the pool discards it.
+ */
+export async function checkout<C extends pg.PoolClient = pg.PoolClient>(pool: pg.Pool): Promise<{ client: C; release(err?: Error): void }> {
+  const client = (await pool.connect()) as C;
+  let lost: Error | undefined;
+  const onError = (err: Error) => { lost ??= err; };
+  client.on('error', onError);
+  return {
+    client,
+    release(err?: Error) {
+      client.off('error', onError);
+      client.release(err ?? lost);
+    },
+  };
+}
+
 const statementNames = new Map<string, string>();
 /** Every query is a named prepared statement: parsed and planned once per connection. */
 function named(text: string, values?: unknown[]): pg.QueryConfig {
@@ -102,7 +123,7 @@ export class Database {
 
   /** Runs fn on one app-role connection whose `app.org_id` is orgId; no transaction (one statement is atomic). */
   async tenant<T>(orgId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const client = (await this.app.connect()) as TenantClient;
+    const { client, release } = await checkout<TenantClient>(this.app);
     let broken: Error | undefined;
     try {
       await this.bind(client, orgId);
@@ -111,13 +132,13 @@ export class Database {
       if (!(err instanceof pg.DatabaseError)) broken = err as Error;
       throw err;
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 
   /** Like tenant(), inside BEGIN ... COMMIT; any throw rolls back. */
   async tenantTx<T>(orgId: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const client = (await this.app.connect()) as TenantClient;
+    const { client, release } = await checkout<TenantClient>(this.app);
     let broken: Error | undefined;
     try {
       await this.bind(client, orgId);
@@ -131,13 +152,13 @@ export class Database {
         throw err;
       }
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 
   /** A transaction as the owner role (no tenant filter): registration, key lookups, cross-tenant jobs. */
   async systemTx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
-    const client = await this.system.connect();
+    const { client, release } = await checkout(this.system);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -150,7 +171,7 @@ export class Database {
         throw err;
       }
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 
