@@ -10,7 +10,8 @@ const CONFIGS: Record<string, string> = {
 export function searchLanguage(tag: unknown): string {
   if (typeof tag !== 'string' || !tag) return 'english';
   const primary = tag.toLowerCase().split('-')[0];
-  return CONFIGS[primary] ?? 'simple';
+  // Own keys only: a tag such as "constructor" or "__proto__" must not read Object.prototype.
+  return Object.hasOwn(CONFIGS, primary) ? CONFIGS[primary] : 'simple';
 }
 
 /**
