@@ -2,6 +2,7 @@ import type { ServiceContext } from '../../core/context.js';
 import { requirePermission } from '../../core/context.js';
 import { AppError, conflict, notFound, validation } from '../../core/errors.js';
 import { isUniqueViolation } from '../../core/db/database.js';
+import { lockNamed } from '../../core/db/locks.js';
 import { assertStorableText, nonBlankText } from '../../core/text.js';
 import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
@@ -113,6 +114,7 @@ async function checkRefs(sql: Sql, orgId: string, projectId: string | null | und
   if (projectId) await requireProject(sql, orgId, projectId, { writable: true, field: 'project_id' });
   if (parentId) {
     if (!(await repo.getDocument(sql, orgId, parentId))) throw notFound('Parent document', { field: 'parent_id' });
+    // A move holds lockTree (updateDocument), so the check sees every move committed before it.
     if (selfId && (await repo.isSelfOrDescendant(sql, orgId, selfId, parentId))) {
       throw validation('A document cannot be moved under itself or one of its descendants', { field: 'parent_id' });
     }
@@ -266,6 +268,10 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    // Moves of one organization's documents are checked one at a time: A under B, B under C and C under A sent
+    // together would each pass a descendant check that cannot see the others, and make a cycle. Taken before the
+    // row lock: a move waits for the parent's row (its foreign key), and that row's own move may hold it.
+    if (input.parent_id) await lockNamed(sql, `documents-tree:${p.orgId}`);
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
     // Sheets and decks hold a JSON model (docs/documents.md); content that is not one is refused, nothing is written.

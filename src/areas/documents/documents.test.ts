@@ -93,6 +93,17 @@ describe('document library', () => {
     expect(Date.parse(moved.updated_at)).toBeGreaterThan(Date.parse(before));
   });
 
+  it('concurrent folder moves never make a cycle: of A under B, B under C and C under A sent together, one is 400', async () => {
+    for (let round = 0; round < 8; round++) {
+      const [x, y, z] = await Promise.all(['A', 'B', 'C'].map(async (title) => (await post(a, { title: `${title} ${round}` })).json().data.id as string));
+      const move = (id: string, parent: string) => t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { parent_id: parent } });
+      const statuses = (await Promise.all([move(x, y), move(y, z), move(z, x)])).map((r) => r.statusCode).sort();
+      expect({ round, statuses }).toEqual({ round, statuses: [200, 200, 400] });
+      const parents = await t.platform.db.sys.query<{ id: string; parent_id: string | null }>('SELECT id, parent_id FROM documents WHERE org_id = $1 AND id = ANY($2)', [a.orgId, [x, y, z]]);
+      expect(parents.filter((d) => d.parent_id === null)).toHaveLength(1); // a chain under one top-level document
+    }
+  });
+
   it('a document and an entity keep a project deleted since; a PUT repeating it is accepted, filing under it is 409 PROJECT_ARCHIVED', async () => {
     const projectId = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: `Doomed ${uuidv7().slice(-6)}` } })).json().data.id;
     const doc = (await post(a, { title: 'Kept', project_id: projectId })).json().data;
