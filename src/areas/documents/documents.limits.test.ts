@@ -159,6 +159,21 @@ describe('search vectors of very large documents', () => {
   });
 });
 
+describe('document metadata limit: 64 KiB of JSON', () => {
+  it('POST and PUT: metadata of exactly 65,536 bytes of JSON is kept; one byte more is 413 naming metadata, nothing written', async () => {
+    const c = await newTenant(t.app, { name: 'doc-limits-meta' });
+    const meta = (n: number) => ({ k: 'm'.repeat(n - 8) }); // {"k":"..."}: 8 bytes around the value
+    expect(Buffer.byteLength(JSON.stringify(meta(65_536)))).toBe(65_536);
+    const ok = await post(c, { title: 'meta at the limit', metadata: meta(65_536) });
+    expect(ok.statusCode, ok.body.slice(0, 300)).toBe(201);
+    const over = { field: 'metadata', maxBytes: 65_536, limit: 65_536 };
+    expect(errorOf(await post(c, { title: 'meta over', metadata: meta(65_537) }), 413, 'PAYLOAD_TOO_LARGE').details).toEqual(over);
+    expect(errorOf(await put(c, ok.json().data.id, { title: 'renamed', metadata: meta(65_537) }), 413, 'PAYLOAD_TOO_LARGE').details).toEqual(over);
+    expect(await getDoc(c, ok.json().data.id)).toMatchObject({ title: 'meta at the limit', metadata: meta(65_536) });
+    expect(await count(c)).toBe(1);
+  });
+});
+
 describe('list items carry the content (spec 2.4), up to 32 MiB of it a page', () => {
   const list = (who: Tenant, url: string) => t.app.inject({ method: 'GET', url, headers: who.auth });
   const PAGE_LIMIT = { field: 'limit', maxBytes: 32 * MIB, bytes: 34 * MIB };

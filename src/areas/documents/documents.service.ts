@@ -93,6 +93,21 @@ export function assertContentSize(content: unknown): void {
   }
 }
 
+/**
+ * A document's `metadata` (free-form JSON) is bounded like the spec's other free-form objects (alert-rule conditions
+ * 64 KB): every list item and sync record carries it, so it must not grow with what a client sends (the body limit
+ * of the document routes is 22 MiB, for content).
+ */
+export const MAX_METADATA_BYTES = 64 * 1024;
+export function assertMetadataSize(metadata: unknown): void {
+  if (metadata === undefined) return;
+  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  if (bytes > MAX_METADATA_BYTES) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `Field "metadata" is larger than the limit of ${MAX_METADATA_BYTES} bytes (64 KiB) of JSON; keep large data in content or a file`,
+      { field: 'metadata', maxBytes: MAX_METADATA_BYTES, limit: MAX_METADATA_BYTES });
+  }
+}
+
 /** The safety gate (spec 4.5): runs before anything is written; a refusal is 422 and nothing is stored. */
 /** The strings of a free-form value (metadata): caller text stored and shown as given, so moderated like content. */
 function textsIn(value: unknown): string[] {
@@ -129,6 +144,7 @@ function publish(ctx: ServiceContext, type: string, orgId: string, id: string, d
 export async function createDocument(ctx: ServiceContext, input: CreateDocumentInput & { kind?: 'document' | 'sheet' | 'deck' }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.create');
   assertContentSize(input.content);
+  assertMetadataSize(input.metadata);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   if (input.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
@@ -264,6 +280,7 @@ export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsI
 export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {
   const p = docAccess(ctx, 'document.update');
   assertContentSize(input.content);
+  assertMetadataSize(input.metadata);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
