@@ -8,6 +8,16 @@ export type SyncType = keyof typeof SYNC_TABLES;
 export const SYNC_TYPES = Object.keys(SYNC_TABLES) as SyncType[];
 /** Records per pull page at most, and the sync config's `max_items` (spec 2.8: always 500). */
 export const SYNC_PAGE_MAX = 500;
+/**
+ * Bytes of large fields after which a pull page ends: 500 documents near the 10 MiB content limit would be a 5 GB
+ * page. A page takes records while those before weigh less than this (so at most this plus one record; the first
+ * record always goes), and the cursor goes on from there: keyset pages may be shorter than the limit.
+ */
+export const SYNC_PAGE_BYTES = 32 * 1024 * 1024;
+/** What a record weighs against SYNC_PAGE_BYTES, read without detoasting (types whose records can be large). */
+const WEIGHT: Partial<Record<SyncType, string>> = {
+  documents: 'COALESCE(octet_length(r.content), 0) + COALESCE(pg_column_size(r.metadata), 0)',
+};
 
 /**
  * Columns never sent to clients. Rows keep `org_id` where their REST records have it (spec 2.2 for a project, the
@@ -61,18 +71,25 @@ const JOINED: Partial<Record<SyncType, { join: string; fields: string }>> = {
   tasks: { join: 'LEFT JOIN task_statuses s ON s.org_id = r.org_id AND s.id = r.status_id', fields: `jsonb_build_object('status_key', s.key, 'status_name', s.name)` },
 };
 
-export interface ChangeRow { id: string; change_seq: number; changed_at: string; deleted: boolean; data: Record<string, unknown> | null }
+/** `over`: the page's records before this one already weigh SYNC_PAGE_BYTES; its data was not read (the page ends before it). */
+export interface ChangeRow { id: string; change_seq: number; changed_at: string; deleted: boolean; data: Record<string, unknown> | null; over?: boolean }
 
 /** One page of changes in change order, (after, bound]; `sinceMs` null = bulk (live rows only). */
 export async function changes(sql: Sql, orgId: string, type: SyncType, q: { after: number; bound: number; sinceMs: number | null; limit: number }): Promise<ChangeRow[]> {
   const table = SYNC_TABLES[type];
   const hidden = HIDDEN[type].map((c) => ` - '${c}'`).join('');
   const joined = JOINED[type];
+  const weight = WEIGHT[type];
+  // The running weight is a window over the page's order, so LIMIT still stops the scan; a record past the budget
+  // is marked `over` and its jsonb is not built (its large values are never read).
+  const over = weight ? `sum(${weight}) OVER w - (${weight}) >= ${SYNC_PAGE_BYTES}` : 'false';
   return sql.query<ChangeRow>(`SELECT c.id, c.change_seq, c.changed_at, (c.deleted OR r.id IS NULL) AS deleted,
-      CASE WHEN r.id IS NULL THEN NULL ELSE (to_jsonb(r)${hidden})${joined ? ` || ${joined.fields}` : ''} END AS data
+      CASE WHEN r.id IS NULL OR ${over} THEN NULL ELSE (to_jsonb(r)${hidden})${joined ? ` || ${joined.fields}` : ''} END AS data,
+      ${over} AS over
     FROM sync_changes c LEFT JOIN ${table} r ON r.org_id = c.org_id AND r.id = c.id ${joined?.join ?? ''}
     WHERE c.org_id = $1 AND c.resource_type = $2 AND c.change_seq > $3 AND c.change_seq <= $4
       AND ($5::bigint IS NULL OR c.changed_at > to_timestamp($5::bigint / 1000.0))
       AND ($5::bigint IS NOT NULL OR NOT c.deleted)${BULK_SKIPS[type] ? ` AND ($5::bigint IS NOT NULL OR NOT (${BULK_SKIPS[type]}))` : ''}
+    ${weight ? 'WINDOW w AS (ORDER BY c.change_seq ROWS UNBOUNDED PRECEDING)' : ''}
     ORDER BY c.change_seq LIMIT $6`, [orgId, type, q.after, q.bound, q.sinceMs, q.limit]);
 }

@@ -79,8 +79,10 @@ export async function pull(ctx: ServiceContext, input: { resourceType: string; s
       return { cur: first, rows: await pageAt(sql, first) };
     }));
   }
-  const hasMore = rows.length > limit;
-  const page = rows.slice(0, limit);
+  // A page ends at `limit` records, or before the first record over the page's byte budget (repo.SYNC_PAGE_BYTES).
+  const fit = rows.findIndex((r) => r.over);
+  const hasMore = rows.length > limit || (fit !== -1 && fit < limit);
+  const page = rows.slice(0, fit === -1 ? limit : Math.min(fit, limit));
   const items: Record<string, unknown>[] = [];
   const deleted: Array<{ id: string; deleted_at: string }> = [];
   for (const r of page) {

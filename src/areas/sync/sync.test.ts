@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { buildTestApp, newTenant, errorOf, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { memberOf } from '../projects/projects.fixtures.js';
 
@@ -239,6 +239,30 @@ describe('GET /v1/sync/{resourceType}', () => {
     expect(item).toMatchObject({ id: doc.id, org_id: c.orgId, folder_id: folder.id, parent_id: folder.id, file_url: `/v1/documents/${doc.id}/file`, file_size: pdf.length, created_at: rest.created_at, deleted_at: null });
     expect((await file('DELETE')).statusCode).toBe(200);
     expect(await synced()).toMatchObject({ file_url: null, file_size: null });
+  });
+
+  it('a page of documents ends once its records weigh 32 MiB; the cursor goes on from there, nothing skipped or repeated', async () => {
+    const c = await newTenant(t.app);
+    const ids: string[] = [];
+    for (const title of ['Heavy 1', 'Heavy 2', 'Heavy 3', 'Heavy 4', 'Light 5']) ids.push((await req(c, 'POST', '/v1/documents', { title })).json().data.id);
+    // No indexing job may rewrite a row (and move it in change order) after this: queued ones go, running ones end.
+    await t.platform.db.sys.exec(`DELETE FROM jobs WHERE org_id = $1 AND status = 'pending'`, [c.orgId]);
+    await until(async () => Number((await t.platform.db.sys.one<{ n: string }>(`SELECT count(*) AS n FROM jobs WHERE org_id = $1 AND status = 'running'`, [c.orgId]))!.n) === 0, 20_000);
+    // 17 MiB each (more than the API takes, as a restored database may hold): the third starts past 32 MiB.
+    await t.platform.db.sys.exec(`UPDATE documents SET content = repeat('s', 17 * 1048576) WHERE org_id = $1 AND title LIKE 'Heavy%'`, [c.orgId]);
+    const pages: Array<{ titles: string[]; lengths: number[]; has_more: boolean }> = [];
+    let cursor: string | undefined;
+    do {
+      const d = (await req(c, 'GET', `/v1/sync/documents${cursor ? `?cursor=${cursor}` : ''}`)).json().data;
+      pages.push({ titles: d.items.map((x: { title: string }) => x.title), lengths: d.items.map((x: { content: string }) => x.content.length), has_more: d.has_more });
+      cursor = d.next_cursor ?? undefined;
+    } while (cursor);
+    const mib17 = 17 * 1048576;
+    // Updated last, the heavy ones come after Light 5 in change order.
+    expect(pages).toEqual([
+      { titles: ['Light 5', 'Heavy 1', 'Heavy 2'], lengths: [0, mib17, mib17], has_more: true },
+      { titles: ['Heavy 3', 'Heavy 4'], lengths: [mib17, mib17], has_more: false },
+    ]);
   });
 
   it('waits for an in-flight write instead of skipping it', async () => {
