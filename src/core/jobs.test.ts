@@ -178,6 +178,45 @@ describe('durable jobs', () => {
     expect(ran).toHaveLength(3);
   });
 
+  it('claims are fair between organizations: one organization\'s backlog of older jobs does not hold back another\'s job', async () => {
+    const flood = await newTenant(t.app);
+    const other = await newTenant(t.app);
+    const kind = `test.fair.${flood.orgId}`;
+    const ago = (s: number) => new Date(Date.now() - s * 1000);
+    // Six jobs of one organization, all older than the other organization's one job.
+    for (let i = 0; i < 6; i++) await t.platform.db.tenantTx(flood.orgId, (sql) => enqueue(sql, { orgId: flood.orgId, kind, payload: { n: i }, runAt: ago(60 - i) }));
+    await t.platform.db.tenantTx(other.orgId, (sql) => enqueue(sql, { orgId: other.orgId, kind, runAt: ago(10) }));
+    const order: string[] = [];
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 1 });
+    runner.register(kind, async (job) => { order.push(job.org_id === flood.orgId ? `flood${job.payload.n}` : 'other'); });
+    expect(await runner.drain()).toBe(7);
+    // One slot: the flooding organization's oldest job, then the other's (its turn), then the rest of the backlog in order.
+    expect(order).toEqual(['flood0', 'other', 'flood1', 'flood2', 'flood3', 'flood4', 'flood5']);
+  });
+
+  it('one claim of several slots takes one job of every organization with due jobs before a second of any', async () => {
+    const flood = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    const c = await newTenant(t.app);
+    const kind = `test.fair-batch.${flood.orgId}`;
+    const ago = (s: number) => new Date(Date.now() - s * 1000);
+    for (let i = 0; i < 10; i++) await t.platform.db.tenantTx(flood.orgId, (sql) => enqueue(sql, { orgId: flood.orgId, kind, runAt: ago(60 - i) }));
+    await t.platform.db.tenantTx(b.orgId, (sql) => enqueue(sql, { orgId: b.orgId, kind, runAt: ago(20) }));
+    await t.platform.db.tenantTx(c.orgId, (sql) => enqueue(sql, { orgId: c.orgId, kind, runAt: ago(10) }));
+    const started: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 3 });
+    runner.register(kind, async (job) => { started.push(job.org_id); await held; });
+    const draining = runner.drain();
+    await until(() => started.length >= 3);
+    // The first claim (three slots): one job of each organization, not the three oldest (all the flooding one's).
+    expect(new Set(started)).toEqual(new Set([flood.orgId, b.orgId, c.orgId]));
+    expect(started).toHaveLength(3);
+    release();
+    expect(await draining).toBe(12);
+  });
+
   it('deduplicates pending jobs with the same key', async () => {
     const a = await newTenant(t.app);
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));

@@ -186,11 +186,46 @@ export class JobRunner {
     return out;
   }
 
+  /**
+   * Claims up to `limit` due jobs of `kinds`, fairly between organizations: each organization with due jobs gets one
+   * job per turn (its oldest), and turns go first to the organizations with the fewest jobs of these kinds running,
+   * then to the one a claim served longest ago (job_turns; never served first), then the oldest job. So one
+   * organization's backlog, however large, takes one slot per turn, and another organization's job waits at most one
+   * turn of every busy organization, not behind the whole backlog (oldest first across all organizations did that).
+   * Within an organization jobs still run oldest first. Only `limit` organizations are looked at per claim, and at
+   * most `limit` jobs of each are locked (SKIP LOCKED, as before: concurrent claims never take the same job).
+   */
   private claim(kinds: string[], limit: number): Promise<Job[]> {
-    return this.db.sys.query<Job>(`UPDATE jobs SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
-      WHERE (org_id, id) IN (SELECT org_id, id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1)
-                             ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-      RETURNING org_id, id, kind, payload, attempts, max_attempts`, [kinds, limit]);
+    return this.db.sys.query<Job>(`WITH RECURSIVE due_orgs AS (
+        (SELECT org_id FROM jobs WHERE status = 'pending' AND run_at <= now() AND kind = ANY($1) ORDER BY org_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.org_id FROM jobs j WHERE j.status = 'pending' AND j.run_at <= now() AND j.kind = ANY($1) AND j.org_id > d.org_id
+                ORDER BY j.org_id LIMIT 1)
+        FROM due_orgs d WHERE d.org_id IS NOT NULL
+      ), running AS (
+        SELECT org_id, count(*) AS n FROM jobs WHERE status = 'running' AND kind = ANY($1) GROUP BY org_id
+      ), turns AS (
+        SELECT d.org_id, row_number() OVER (ORDER BY COALESCE(r.n, 0), t.claimed_at NULLS FIRST, d.org_id) AS rank
+        FROM due_orgs d LEFT JOIN running r ON r.org_id = d.org_id LEFT JOIN job_turns t ON t.org_id = d.org_id
+        WHERE d.org_id IS NOT NULL
+        ORDER BY rank LIMIT $2
+      ), candidates AS (
+        SELECT c.org_id, c.id, o.rank, row_number() OVER (PARTITION BY c.org_id ORDER BY c.run_at, c.id) AS turn
+        FROM turns o CROSS JOIN LATERAL (
+          SELECT j.org_id, j.id, j.run_at FROM jobs j WHERE j.org_id = o.org_id AND j.status = 'pending' AND j.run_at <= now() AND j.kind = ANY($1)
+          ORDER BY j.run_at, j.id LIMIT $2 FOR UPDATE SKIP LOCKED) c
+      ), picked AS (
+        SELECT org_id, id FROM candidates ORDER BY turn, rank LIMIT $2
+      ), claimed AS (
+        UPDATE jobs j SET status = 'running', locked_at = now(), attempts = attempts + 1, updated_at = now()
+        FROM picked p WHERE j.org_id = p.org_id AND j.id = p.id
+        RETURNING j.org_id, j.id, j.kind, j.payload, j.attempts, j.max_attempts
+      ), served AS (
+        -- In organization order, so two nodes claiming at once update these rows in the same order (no deadlock).
+        INSERT INTO job_turns (org_id, claimed_at) SELECT DISTINCT org_id, now() FROM claimed ORDER BY org_id
+        ON CONFLICT (org_id) DO UPDATE SET claimed_at = excluded.claimed_at
+      )
+      SELECT org_id, id, kind, payload, attempts, max_attempts FROM claimed`, [kinds, limit]);
   }
 
   private async runOne(job: Job): Promise<void> {
