@@ -5,6 +5,12 @@ import { EVENT_TYPES, EVENT_TYPE_DOC } from './event-types.js';
 
 export const CONDITIONS_MAX_BYTES = 64 * 1024;
 export const CONDITIONS_MAX_DEPTH = 8;
+/**
+ * Most alert rules one organization may have. Every event fans out to each matching rule x channel (one delivery and
+ * one job each), so without a bound one request could queue thousands of deliveries; 100 rules of 4 channels is 400
+ * at most. Rules cannot be deleted yet (spec 4.6: 501), so the bound is generous.
+ */
+export const MAX_ALERT_RULES_PER_ORG = 100;
 
 // Any well-formed name is accepted (the spec leaves the catalogue open: "for example a task-overdue kind"); a rule
 // fires for the types the platform emits (the catalogue below) and waits for any other until it is emitted.

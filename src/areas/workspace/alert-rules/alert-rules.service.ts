@@ -6,7 +6,8 @@ import { privateUrlProblem } from '../../../core/net/public-address.js';
 import { assertBoundedJson } from '../common.js';
 import { assertConditions } from './conditions.js';
 import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
-import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, type CreateAlertRuleInput } from './alert-rules.schemas.js';
+import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, MAX_ALERT_RULES_PER_ORG, type CreateAlertRuleInput } from './alert-rules.schemas.js';
+import { lockNamed } from '../../../core/db/locks.js';
 import { enabledRuleTypes } from './enabled-rule-types.js';
 import { ANY_EVENT_TYPE } from './event-types.js';
 import { nonBlankText } from '../../../core/text.js';
@@ -17,7 +18,8 @@ import { nonBlankText } from '../../../core/text.js';
  * conditions and its alias condition likewise. Channels default to in_app; slack delivers to slack_webhook_url. A rule
  * is configuration: email, push and slack rules are accepted whatever can be delivered today, and a delivery that
  * cannot be made (no SMTP configured, no push provider, a slack rule without a webhook URL: the answer says
- * `slack_webhook_configured: false`) is recorded as failed with the reason, never dropped.
+ * `slack_webhook_configured: false`) is recorded as failed with the reason, never dropped. An organization has at most
+ * MAX_ALERT_RULES_PER_ORG rules: the next is 409 CONFLICT (details.code ALERT_RULE_LIMIT_REACHED), like saved views.
  */
 export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
   const p = requirePermission(ctx, 'alert_rule.manage');
@@ -46,6 +48,12 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
     throw new AppError('VALIDATION_ERROR', `slack_webhook_url ${privateProblem}; it must be a public internet address`, { field: 'slack_webhook_url', reason: 'PRIVATE_ADDRESS' });
   }
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    // Serializes the organization's rule creations, so concurrent requests cannot pass the limit.
+    await lockNamed(sql, `alert-rules:${p.orgId}`);
+    if ((await alertRulesRepo.count(sql, p.orgId)) >= MAX_ALERT_RULES_PER_ORG) {
+      throw new AppError('CONFLICT', `This organization already has ${MAX_ALERT_RULES_PER_ORG} alert rules, the most it may have`,
+        { code: 'ALERT_RULE_LIMIT_REACHED', limit: MAX_ALERT_RULES_PER_ORG });
+    }
     const r = await alertRulesRepo.insert(sql, {
       org_id: p.orgId, id: uuidv7(), name: nonBlankText(input.name, 'name'), description: input.description ?? null, event_type: eventType,
       conditions, channels, slack_webhook_url_sealed: input.slack_webhook_url ? ctx.platform.box.seal(input.slack_webhook_url) : null,

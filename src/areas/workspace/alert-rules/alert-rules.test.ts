@@ -108,6 +108,21 @@ describe('POST /v1/alert-rules', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().pagination.total).toBe(1);
   });
 
+  it('an organization has at most 100 rules: past them 409 CONFLICT ALERT_RULE_LIMIT_REACHED, also under concurrent creations; other organizations unaffected', async () => {
+    const a = await newTenant(t.app);
+    const b = await newTenant(t.app);
+    // 97 rules already (written directly: the bound is what is tested, not 97 requests).
+    await t.platform.db.sys.exec(`INSERT INTO alert_rules (org_id, id, name, event_type, created_by)
+      SELECT $1, gen_random_uuid(), 'rule ' || g, '*', $2 FROM generate_series(1, 97) g`, [a.orgId, a.userId]);
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(a.auth, { name: `concurrent ${i}`, event_type: 'task.created' })));
+    expect(answers.filter((r) => r.statusCode === 201)).toHaveLength(3);
+    const refused = answers.filter((r) => r.statusCode !== 201);
+    expect(refused).toHaveLength(7);
+    for (const r of refused) expect(errorOf(r, 409, 'CONFLICT').details).toEqual({ code: 'ALERT_RULE_LIMIT_REACHED', limit: 100 });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/alert-rules', headers: a.auth })).json().pagination.total).toBe(100);
+    expect((await post(b.auth, { name: 'mine', event_type: 'task.created' })).statusCode).toBe(201);
+  });
+
   it('accepts email and push rules without SMTP or a push provider (their deliveries are recorded as failed)', async () => {
     const a = await newTenant(t.app);
     expect((await post(a.auth, { name: 'mail', event_type: 'task.created', channels: ['email'] })).statusCode).toBe(201);
