@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, bearer, errorOf, uniqueEmail, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { addMember } from './organizations.service.js';
+import { systemContext } from './system.js';
+import type { AddMemberInput } from './accounts.schemas.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp(); });
@@ -74,6 +77,30 @@ describe('POST /v1/organizations/current/members', () => {
     expect((await auditOf(a.orgId, 'user.created')).map((r) => r.details)).toEqual([{ email: email.toLowerCase(), invited: true }]);
     const noName = (await req('POST', MEMBERS, a.auth, { email: uniqueEmail('plain'), role: 'viewer' })).json().data;
     expect(noName.name).toMatch(/^plain-/);
+  });
+
+  it('the plan\'s member limit holds (academic_free: 5): past it 403 FORBIDDEN MEMBER_LIMIT_REACHED, under concurrent adds, for existing accounts and the CLI too', async () => {
+    const a = await newTenant(t.app);
+    await t.platform.db.sys.exec(`UPDATE organizations SET plan_tier = 'academic_free' WHERE id = $1`, [a.orgId]);
+    expect((await req('POST', MEMBERS, a.auth, { email: uniqueEmail(), role: 'viewer' })).statusCode).toBe(201);
+    // 2 members (the owner and a viewer): of 10 concurrent additions exactly 3 fit.
+    const answers = await Promise.all(Array.from({ length: 10 }, () => req('POST', MEMBERS, a.auth, { email: uniqueEmail(), role: 'viewer' })));
+    expect(answers.filter((r) => r.statusCode === 201)).toHaveLength(3);
+    const refused = answers.filter((r) => r.statusCode !== 201);
+    expect(refused).toHaveLength(7);
+    const limit = { code: 'MEMBER_LIMIT_REACHED', limit: 5, plan_tier: 'academic_free' };
+    for (const r of refused) expect(errorOf(r, 403, 'FORBIDDEN').details).toEqual(limit);
+    // An existing account, and the operator's CLI (a system context), are refused alike; no invited account is left behind.
+    const other = await newTenant(t.app);
+    expect(errorOf(await req('POST', MEMBERS, a.auth, { email: other.email, role: 'member' }), 403, 'FORBIDDEN').details).toEqual(limit);
+    const cliEmail = uniqueEmail();
+    await expect(addMember(systemContext(t.platform, 'cli'), { email: cliEmail, role: 'member' } as AddMemberInput, { orgId: a.orgId })).rejects.toMatchObject({ code: 'FORBIDDEN', details: limit });
+    expect(await t.platform.db.sys.one(`SELECT 1 FROM users WHERE email = $1`, [cliEmail])).toBeUndefined();
+    expect((await req('GET', MEMBERS, a.auth)).json().pagination.total).toBe(5);
+    // Removing one frees a seat.
+    const viewer = (await req('GET', MEMBERS, a.auth)).json().data.find((m: { role: string }) => m.role === 'viewer');
+    expect((await req('DELETE', `${MEMBERS}/${viewer.user_id}`, a.auth)).statusCode).toBe(200);
+    expect((await req('POST', MEMBERS, a.auth, { email: other.email, role: 'member' })).statusCode).toBe(201);
   });
 
   it('validates the body and guards who grants which role', async () => {

@@ -16,6 +16,8 @@ import type { AddMemberInput, CreateOrgInput, UpdateOrgInput } from './accounts.
 import { assertSettingKeys } from '../../core/settings-keys.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { nonBlankText } from '../../core/text.js';
+import { tierLimits } from '../../core/pricing.js';
+import { lockNamed } from '../../core/db/locks.js';
 
 /** Inserts an organization with the platform's default entitlements; the slug is generated when omitted. */
 export async function createOrganizationRow(sql: Sql, platform: Platform, name: string, slug: string | undefined, opts: { isRoot?: boolean } = {}): Promise<OrgRow> {
@@ -125,6 +127,21 @@ function assertCanGrant(ctx: ServiceContext, role: string, orgIsRoot: boolean): 
 }
 
 /**
+ * The plan's member limit (`max_members` of GET /v1/pricing), read from the organization's row in the transaction (not
+ * the caller's credential, which may predate a plan change). Refused like the plan's project limit, with 403: the
+ * spec has no code of its own for it, so FORBIDDEN with details.code MEMBER_LIMIT_REACHED. The caller holds the
+ * organization's member lock. The root organization (the operator's) has no limit.
+ */
+async function assertUnderMemberLimit(sql: Sql, org: OrgRow): Promise<void> {
+  const max = tierLimits(org.plan_tier).max_members;
+  if (max === null || org.is_root) return;
+  if ((await membersRepo.count(sql, org.id)) >= max) {
+    throw new AppError('FORBIDDEN', `The ${org.plan_tier} plan allows ${max} members; remove one or upgrade the plan`,
+      { code: 'MEMBER_LIMIT_REACHED', limit: max, plan_tier: org.plan_tier });
+  }
+}
+
+/**
  * Adds an existing user by e-mail, or creates an invited one (no password until set; with e-mail configured, an
  * invitation token to set it is mailed). A signed-in caller adds to their own organization; a system context (CLI)
  * names `opts.orgId` and may set a password for a new account.
@@ -145,6 +162,8 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
       const org = await accountsRepo.orgById(sql, orgId);
       if (!org) throw notFound('Organization');
       assertCanGrant(ctx, input.role, org.is_root);
+      // Serializes the organization's additions, so concurrent requests cannot pass the plan's member limit.
+      await lockNamed(sql, `org-members:${orgId}`);
       let user = await accountsRepo.userByEmail(sql, email);
       const created = !user;
       if (!user) {
@@ -165,6 +184,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
         }
         throw conflict('This user is already a member of the organization', { field: 'email' });
       }
+      await assertUnderMemberLimit(sql, org);
       await accountsRepo.insertMembership(sql, orgId, user.id, input.role);
       if (created) await audit(sql, ctx, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, invited: !passwordHash } });
       await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
