@@ -49,6 +49,11 @@ export interface Config {
    * Off unless NODE_ENV is test: a tenant must not make the server call internal hosts (SSRF).
    */
   webhookAllowPrivateHosts: boolean;
+  /**
+   * Most bytes of uploaded document files one organization may store (FILE_STORAGE_QUOTA_BYTES, default 10 GiB): the
+   * plan tiers publish no storage limit, and without one a single member could fill the disk the database shares.
+   */
+  fileStorageQuotaBytes: number;
   /** How long a graceful shutdown waits for requests in progress before cutting them (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
   /** TRUST_PROXY: client addresses come from X-Forwarded-For (behind a load balancer). */
@@ -134,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     defaultPlanTier: tier,
     corsOrigins: list(env.CORS_ORIGINS) ?? [],
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    fileStorageQuotaBytes: int(env, 'FILE_STORAGE_QUOTA_BYTES', 10 * 1024 ** 3, 1),
     jsonMaxDepth: int(env, 'JSON_MAX_DEPTH', 32),
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 3000),

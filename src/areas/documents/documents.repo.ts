@@ -238,6 +238,12 @@ export async function setFile(sql: Sql, orgId: string, id: string, f: { key: str
     WHERE org_id = $1 AND id = $2 RETURNING ${COLS}`, [orgId, id, f.key, f.size, f.contentType]);
 }
 
+/** Bytes of the organization's stored files, but the one of document `exceptId` (which an upload replaces). */
+export async function fileBytes(sql: Sql, orgId: string, exceptId: string): Promise<number> {
+  return (await sql.one<{ n: number }>(`SELECT COALESCE(sum(file_size), 0)::bigint AS n FROM documents
+    WHERE org_id = $1 AND file_key IS NOT NULL AND id <> $2`, [orgId, exceptId]))!.n;
+}
+
 export async function markFileDeleted(sql: Sql, orgId: string, id: string): Promise<{ file_key: string | null } | undefined> {
   return sql.one(`UPDATE documents d SET file_deleted_at = now(), file_key = NULL, file_size = NULL, updated_at = now()
     FROM (SELECT file_key FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE) old

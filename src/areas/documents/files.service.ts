@@ -11,6 +11,8 @@ import { checkNeeds, bearerToken } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { documentsDeps } from './deps.js';
 import { docAccess, toDocument } from './documents.service.js';
+import { lockNamed } from '../../core/db/locks.js';
+import type { Sql } from '../../core/db/database.js';
 
 export const MAX_FILE_BYTES = 25 * 1024 * 1024;
 
@@ -20,7 +22,23 @@ const fileMissing = (row: repo.DocumentRow | undefined) => {
   return notFound('File', { code: 'FILE_NOT_FOUND' });
 };
 
-/** Stores the document's PDF (raw body); replaces an earlier file. */
+/**
+ * The organization's file storage quota (FILE_STORAGE_QUOTA_BYTES): the files it keeps, the document's own earlier
+ * file excepted (the upload replaces it), plus this one. 413 PAYLOAD_TOO_LARGE, the spec's code for "too large", with
+ * details.code STORAGE_QUOTA_EXCEEDED. Checked once before the bytes are stored (so a full organization writes
+ * nothing) and again in the transaction that records the file, under the organization's file lock, so concurrent
+ * uploads cannot pass it together.
+ */
+async function assertUnderQuota(ctx: ServiceContext, sql: Sql, orgId: string, docId: string, size: number): Promise<void> {
+  const quota = ctx.platform.config.fileStorageQuotaBytes;
+  const used = await repo.fileBytes(sql, orgId, docId);
+  if (used + size > quota) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `This organization's files would take ${used + size} bytes; its storage quota is ${quota} bytes. Delete files or documents first`,
+      { code: 'STORAGE_QUOTA_EXCEEDED', maxBytes: quota, limit: quota, used, size });
+  }
+}
+
+/** Stores the document's PDF (raw body); replaces an earlier file. Bounded by the organization's storage quota. */
 export async function uploadFile(ctx: ServiceContext, input: { id: string; data: Buffer; contentType: string }) {
   const p = docAccess(ctx, 'document.update');
   if (input.data.length === 0) throw new AppError('VALIDATION_ERROR', 'The request body is empty; send the PDF bytes', { field: 'body' });
@@ -28,15 +46,19 @@ export async function uploadFile(ctx: ServiceContext, input: { id: string; data:
     throw new AppError('VALIDATION_ERROR', 'The body is not a PDF (it must start with %PDF-)', { field: 'body' });
   }
   const deps = documentsDeps(ctx.platform);
-  const exists = await ctx.platform.db.tenant(p.orgId, (sql) => repo.getDocument(sql, p.orgId, input.id));
-  if (!exists) throw notFound('Document');
+  await ctx.platform.db.tenant(p.orgId, async (sql) => {
+    if (!(await repo.getDocument(sql, p.orgId, input.id))) throw notFound('Document');
+    await assertUnderQuota(ctx, sql, p.orgId, input.id, input.data.length);
+  });
   const key = `${p.orgId}/documents/${input.id}/${uuidv7()}.pdf`;
   // A store that timed out may still have kept the object: it is deleted (best effort) so nothing is left behind.
   await deps.blobs.put(key, input.data, 'application/pdf').catch(async (err) => { await deps.blobs.delete(key).catch(() => {}); throw err; });
   let old: string | null = null;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
+    await lockNamed(sql, `files:${p.orgId}`);
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
+    await assertUnderQuota(ctx, sql, p.orgId, input.id, input.data.length);
     old = before.file_key;
     const r = await repo.setFile(sql, p.orgId, input.id, { key, size: input.data.length, contentType: 'application/pdf' });
     await audit(sql, ctx, { action: 'document.file_uploaded', targetType: 'document', targetId: input.id, details: { size: input.data.length } });

@@ -173,6 +173,43 @@ describe('document files', () => {
   });
 });
 
+describe('file storage quota', () => {
+  it('an organization stores at most FILE_STORAGE_QUOTA_BYTES of files: past it 413 STORAGE_QUOTA_EXCEEDED, under concurrent uploads too; replacing, deleting and other organizations as expected', async () => {
+    const q = await buildTestApp({ fileStorageQuotaBytes: 3000 });
+    try {
+      const c = await newTenant(q.app);
+      const d = await newTenant(q.app);
+      const pdf = (n: number) => Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(n - 9, 7)]);
+      const doc = async (who: Tenant) => (await q.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'f' } })).json().data.id as string;
+      const put = (who: Tenant, id: string, body: Buffer) =>
+        q.app.inject({ method: 'PUT', url: `/v1/documents/${id}/file`, headers: { ...who.auth, 'content-type': 'application/pdf' }, payload: body });
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push(await doc(c));
+      // Six uploads of 1,000 bytes at once into 3,000 bytes: exactly three are kept.
+      const answers = await Promise.all(ids.map((id) => put(c, id, pdf(1000))));
+      const kept = ids.filter((_, i) => answers[i].statusCode === 200);
+      expect(kept).toHaveLength(3);
+      const refused = answers.filter((r) => r.statusCode !== 200);
+      expect(refused).toHaveLength(3);
+      const over = { code: 'STORAGE_QUOTA_EXCEEDED', maxBytes: 3000, limit: 3000, used: 3000, size: 1000 };
+      for (const r of refused) expect(errorOf(r, 413, 'PAYLOAD_TOO_LARGE').details).toEqual(over);
+      const sizes = await q.platform.db.sys.query<{ n: number }>(`SELECT COALESCE(sum(file_size), 0)::bigint AS n FROM documents WHERE org_id = $1 AND file_key IS NOT NULL`, [c.orgId]);
+      expect(sizes[0].n).toBe(3000);
+      const spare = ids.find((id) => !kept.includes(id))!;
+      // Replacing a file counts the new size, not both: same size fits, one byte more does not.
+      expect((await put(c, kept[0], pdf(1000))).statusCode).toBe(200);
+      expect(errorOf(await put(c, kept[0], pdf(1001)), 413, 'PAYLOAD_TOO_LARGE').details).toEqual({ ...over, used: 2000, size: 1001 });
+      // Another organization has its own quota.
+      expect((await put(d, await doc(d), pdf(3000))).statusCode).toBe(200);
+      // Deleting a file, or its document, frees its bytes.
+      expect((await q.app.inject({ method: 'DELETE', url: `/v1/documents/${kept[1]}/file`, headers: c.auth })).statusCode).toBe(200);
+      expect((await put(c, spare, pdf(1000))).statusCode).toBe(200);
+      expect((await q.app.inject({ method: 'DELETE', url: `/v1/documents/${kept[2]}`, headers: c.auth })).statusCode).toBe(200);
+      expect((await put(c, kept[1], pdf(1000))).statusCode).toBe(200);
+    } finally { await q.close(); }
+  });
+});
+
 describe('safety gate', () => {
   it('uses a hosted moderation API when configured (OpenAI protocol on a local server)', async () => {
     const srv = await startModerationServer({ apiKey: 'sk-test', flagWord: 'forbiddenword' });
