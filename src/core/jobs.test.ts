@@ -217,6 +217,37 @@ describe('durable jobs', () => {
     expect(await draining).toBe(12);
   });
 
+  it('an organization with fewer jobs running goes first, even when it was served more recently', async () => {
+    const busy = await newTenant(t.app);
+    const idle = await newTenant(t.app);
+    const kind = `test.fair-running.${busy.orgId}`;
+    const ago = (s: number) => new Date(Date.now() - s * 1000);
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const order: string[] = [];
+    const handler = async (job: { org_id: string; payload: Record<string, unknown> }) => {
+      order.push(`${job.org_id === busy.orgId ? 'busy' : 'idle'}${job.payload.n}`);
+      if (job.payload.hold) await held;
+    };
+    const first = new JobRunner(t.platform.db, { pollMs: 50, batch: 1 });
+    const second = new JobRunner(t.platform.db, { pollMs: 50, batch: 1 });
+    first.register(kind, handler);
+    second.register(kind, handler);
+    // busy's first job keeps running on one node; then idle is served (more recently than busy) on another.
+    await t.platform.db.tenantTx(busy.orgId, (sql) => enqueue(sql, { orgId: busy.orgId, kind, payload: { n: 1, hold: true }, runAt: ago(60) }));
+    const holding = first.drain();
+    await until(() => order.length === 1);
+    await t.platform.db.tenantTx(idle.orgId, (sql) => enqueue(sql, { orgId: idle.orgId, kind, payload: { n: 1 }, runAt: ago(50) }));
+    expect(await second.drain()).toBe(1);
+    // Each has one more due job, busy's the older: idle's goes first, since busy has a job running.
+    await t.platform.db.tenantTx(busy.orgId, (sql) => enqueue(sql, { orgId: busy.orgId, kind, payload: { n: 2 }, runAt: ago(40) }));
+    await t.platform.db.tenantTx(idle.orgId, (sql) => enqueue(sql, { orgId: idle.orgId, kind, payload: { n: 2 }, runAt: ago(30) }));
+    expect(await second.drain()).toBe(2);
+    expect(order).toEqual(['busy1', 'idle1', 'idle2', 'busy2']);
+    release();
+    await holding;
+  });
+
   it('deduplicates pending jobs with the same key', async () => {
     const a = await newTenant(t.app);
     for (let i = 0; i < 3; i++) await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.dedupe', dedupeKey: 'doc-1' }));
