@@ -192,8 +192,10 @@ export class JobRunner {
    * then to the one a claim served longest ago (job_turns; never served first), then the oldest job. So one
    * organization's backlog, however large, takes one slot per turn, and another organization's job waits at most one
    * turn of every busy organization, not behind the whole backlog (oldest first across all organizations did that).
-   * Within an organization jobs still run oldest first. Only `limit` organizations are looked at per claim, and at
-   * most `limit` jobs of each are locked (SKIP LOCKED, as before: concurrent claims never take the same job).
+   * Within an organization jobs still run oldest first. The organizations with due jobs are found by walking the
+   * jobs_due_by_org index (one probe per organization, not one row per job); at most `limit` of them are served per
+   * claim, and at most `limit` jobs of each are locked (SKIP LOCKED, as before: concurrent claims never take the same
+   * job).
    */
   private claim(kinds: string[], limit: number): Promise<Job[]> {
     return this.db.sys.query<Job>(`WITH RECURSIVE due_orgs AS (
