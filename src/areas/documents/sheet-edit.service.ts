@@ -6,7 +6,7 @@ import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB, assertContentSize, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
-import { displayedValues, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { displayedValues, evaluateWorkbook, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { principalFromQueryToken } from '../../core/auth/query-session.js';
@@ -66,8 +66,9 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     await replaceContent(sql, orgId, s.documentId, next);
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
-    // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small).
-    return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display: displayedValues(sheet) };
+    // Every displayed value of the sheet may change with one cell; clients get them all (sheets are small). The whole
+    // workbook bounds the work, as in the snapshot: the same formulas run (see MAX_RECALCULATION_WORK).
+    return { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, display: displayedValues(sheet, evaluateWorkbook(wb)(e.sheet)) };
   });
 }
 

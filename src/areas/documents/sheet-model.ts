@@ -113,10 +113,100 @@ type Val = number | string | boolean | null | Val[];
 class Cycle extends Error {}
 const CYCLE = '#CYCLE!';
 
+/*
+ * Bounds on the work of evaluating formulas. Evaluation is synchronous, on the server's event loop (each sheet socket's
+ * snapshot, every edit, exports): without them a 1 KB formula of a hundred 100,000-cell ranges stalled every request
+ * of every tenant for seconds. A formula past a bound is an error value (#ERROR!), the same in the socket, the
+ * snapshot and exports; past the length, cells or work bound it is not evaluated at all. It is stored as sent, like
+ * any formula the evaluator cannot read.
+ */
+/** Characters of one formula, "=" included (Excel's own limit; a socket edit refuses a longer one). */
+export const MAX_FORMULA_LENGTH = 8192;
+/** Cells one formula reads: 1 per reference, a range's area, summed over the formula with repeats counted. */
+export const MAX_FORMULA_CELLS = 100_000;
+/**
+ * Work of one recalculation of a workbook (all its sheets): each formula costs its length plus the cells it reads.
+ * Formulas are taken sheet by sheet, each sheet's in the order its content lists them: one whose cost fits in what
+ * is left runs, one whose cost does not is #ERROR!. So which formulas run depends on the workbook only, not on which
+ * cell or sheet is asked first.
+ */
+export const MAX_RECALCULATION_WORK = 250_000;
+/**
+ * Longest text a formula reads or makes (Excel's limit for a cell): comparing or joining longer text, or a result
+ * longer than this, is an error.
+ */
+export const MAX_FORMULA_TEXT = 32_767;
+/**
+ * Text all formulas of a workbook show together (their results, in the order above): past it, a formula whose value
+ * is text shows #ERROR!. `=A1` in thousands of cells would otherwise copy A1's text into every snapshot and export
+ * once per formula, gigabytes from a few kilobytes. About the content limit (10 MiB). Only what is shown: a formula
+ * reading such a cell gets its text.
+ */
+export const MAX_SHOWN_FORMULA_TEXT = 10_000_000;
+/** Longest text read as a number (`="  7"+1`): no number needs more, and converting longer text costs its length. */
+const MAX_NUMBER_TEXT = 255;
+
+/** Cells a formula's references cover, repeats counted (a reference outside the grid is an error before it reads). */
+function referencedCells(formula: string): number {
+  let cells = 0;
+  for (const tok of formula.match(FORMULA_TOKENS) ?? []) {
+    if (!/^[A-Z]{1,3}[0-9]+(:|$)/.test(tok)) continue;
+    const [a, b] = tok.split(':').map(parseRef);
+    if (!a || b === null) continue;
+    cells += b ? (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) : 1;
+  }
+  return cells;
+}
+
+/** Per sheet of the workbook, the references of the formulas within the bounds above (see MAX_RECALCULATION_WORK). */
+function admittedFormulas(wb: Workbook): Array<Set<string>> {
+  let left = MAX_RECALCULATION_WORK;
+  return wb.sheets.map((sheet) => {
+    const admitted = new Set<string>();
+    for (const ref of Object.keys(sheet.cells)) {
+      const f = sheet.cells[ref].f;
+      if (!f || f.length > MAX_FORMULA_LENGTH || f.length > left) continue;
+      // Its length is charged even when it is refused below: counting its cells reads all of it.
+      left -= f.length;
+      const cells = referencedCells(f);
+      if (cells > MAX_FORMULA_CELLS || cells > left) continue;
+      left -= cells;
+      admitted.add(ref);
+    }
+    return admitted;
+  });
+}
+
+/**
+ * The values of a workbook's formulas, within the bounds above: a value function per sheet, by index. Every formula
+ * that runs is evaluated here, in the order it was admitted, so the text they show is counted in that order too
+ * (MAX_SHOWN_FORMULA_TEXT); the work is bounded by MAX_RECALCULATION_WORK whichever sheet is then asked for.
+ */
+export function evaluateWorkbook(wb: Workbook): (sheet: number) => (ref: string) => CellValue {
+  const admitted = admittedFormulas(wb);
+  const values = wb.sheets.map((sheet, i) => evaluateSheet(sheet, admitted[i]));
+  let left = MAX_SHOWN_FORMULA_TEXT;
+  const hidden = admitted.map((refs, i) => {
+    const over = new Set<string>();
+    for (const ref of refs) {
+      const v = values[i](ref);
+      if (typeof v !== 'string') continue;
+      if (v.length > left) over.add(ref); else left -= v.length;
+    }
+    return over;
+  });
+  return (i) => (ref) => (hidden[i].has(ref) ? '#ERROR!' : values[i](ref));
+}
+
 /** The displayed value of every cell the sheet holds, by reference (what the grid socket sends). */
-export function displayedValues(sheet: Sheet): Record<string, CellValue> {
-  const value = evaluate(sheet);
+export function displayedValues(sheet: Sheet, value: (ref: string) => CellValue = evaluate(sheet)): Record<string, CellValue> {
   return Object.fromEntries(Object.keys(sheet.cells).map((ref) => [ref, value(ref)]));
+}
+
+/** The displayed values of every sheet of a workbook (a socket snapshot's `display`), from one recalculation. */
+export function workbookDisplay(wb: Workbook): Array<Record<string, CellValue>> {
+  const value = evaluateWorkbook(wb);
+  return wb.sheets.map((sheet, i) => displayedValues(sheet, value(i)));
 }
 
 /**
@@ -124,8 +214,14 @@ export function displayedValues(sheet: Sheet): Record<string, CellValue> {
  * and SUM, AVERAGE, MIN, MAX, COUNT, IF, ROUND, ABS, CONCAT. Errors show as "#ERROR!", cycles as "#CYCLE!":
  * a cell on a cycle (itself, `=C2+1` in C2, or through others) and every formula that reads one show "#CYCLE!"
  * (the cycle propagates like an error value, whatever the operator), the same whichever cell is asked first.
+ * The sheet is evaluated as a workbook of its own, within the bounds above (see evaluateWorkbook).
  */
 export function evaluate(sheet: Sheet): (ref: string) => CellValue {
+  return evaluateWorkbook({ sheets: [sheet] })(0);
+}
+
+/** evaluate(), running only the formulas `admitted` names: the others are past a bound, #ERROR! (see admittedFormulas). */
+function evaluateSheet(sheet: Sheet, admitted: Set<string>): (ref: string) => CellValue {
   const cache = new Map<string, CellValue>();
   const cyclic = new Set<string>();
   const active = new Set<string>();
@@ -135,17 +231,20 @@ export function evaluate(sheet: Sheet): (ref: string) => CellValue {
   const operand = (ref: string): CellValue => { const v = read(ref); if (failed.has(ref)) throw new Error('error value'); return v; };
   // The value a formula reads; throws Cycle when the cell is on, or depends on, a cycle.
   const read = (ref: string): CellValue => {
-    if (cyclic.has(ref)) throw new Cycle();
-    if (cache.has(ref)) return cache.get(ref)!;
+    // A value first: a range reads many cells, and only formulas are ever cyclic or cached.
     const cell = sheet.cells[ref];
     if (!cell) return null;
     if (!cell.f) return cell.v ?? null;
+    if (cyclic.has(ref)) throw new Cycle();
+    if (cache.has(ref)) return cache.get(ref)!;
     if (active.has(ref)) throw new Cycle();
     active.add(ref);
     let out: CellValue;
     try {
+      if (!admitted.has(ref)) throw new Error('past a bound');
       const r = new Parser(cell.f.slice(1), operand).run();
       out = Array.isArray(r) ? (flatten(r)[0] ?? null) as CellValue : r;
+      if (typeof out === 'string' && out.length > MAX_FORMULA_TEXT) throw new Error('text too long');
       // An overflow (=1e308*10) is an error like =0/0: no export format or JSON answer can carry an infinity.
       if (typeof out === 'number' && !Number.isFinite(out)) throw new Error('overflow');
     } catch (err) {
@@ -163,8 +262,30 @@ export function evaluate(sheet: Sheet): (ref: string) => CellValue {
   };
 }
 
-const num = (v: Val): number => (typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : v === null || v === '' ? 0 : Number.isFinite(Number(v)) ? Number(v) : (() => { throw new Error('not a number'); })());
-const flatten = (v: Val[]): Val[] => v.flatMap((x) => (Array.isArray(x) ? flatten(x) : [x]));
+const notANumber = (): never => { throw new Error('not a number'); };
+const num = (v: Val): number => {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'boolean') return Number(v);
+  if (v === null || v === '') return 0;
+  // A range read as one number is its text: one cell's (a boolean's "TRUE" is none); two or more join with commas, never
+  // a number, so that text is not built.
+  if (Array.isArray(v)) return v.length > 1 ? notANumber() : v.length ? num(typeof v[0] === 'boolean' ? String(v[0]) : v[0]) : 0;
+  if (v.length > MAX_NUMBER_TEXT) return notANumber();
+  const n = Number(v);
+  return Number.isFinite(n) ? n : notANumber();
+};
+/** A value as text (a range: its cells joined by commas); an error past MAX_FORMULA_TEXT, checked before it is built. */
+const text = (v: Val): string => {
+  const length = Array.isArray(v) ? v.reduce<number>((n, x) => n + (x === null ? 0 : String(x).length), Math.max(v.length - 1, 0)) : v === null ? 0 : String(v).length;
+  if (length > MAX_FORMULA_TEXT) throw new Error('text too long');
+  return v === null ? '' : String(v);
+};
+const flatten = (v: Val[]): Val[] => {
+  const out: Val[] = [];
+  const walk = (a: Val[]) => { for (const x of a) if (Array.isArray(x)) walk(x); else out.push(x); };
+  walk(v);
+  return out;
+};
 const nums = (args: Val[]) => flatten(args).filter((v) => typeof v === 'number') as number[];
 
 /** A formula's tokens: strings, cell references and ranges, function names, numbers, operators. */
@@ -209,12 +330,12 @@ class Parser {
     let l = this.concat();
     while (['=', '<>', '<', '>', '<=', '>='].includes(this.peek())) {
       const op = this.toks[this.i++]; const r = this.concat();
-      const a = typeof l === 'number' || typeof r === 'number' ? num(l) : String(l); const b = typeof l === 'number' || typeof r === 'number' ? num(r) : String(r);
+      const a = typeof l === 'number' || typeof r === 'number' ? num(l) : text(l); const b = typeof l === 'number' || typeof r === 'number' ? num(r) : text(r);
       l = op === '=' ? a === b : op === '<>' ? a !== b : op === '<' ? a < b : op === '>' ? a > b : op === '<=' ? a <= b : a >= b;
     }
     return l;
   }
-  private concat(): Val { let l = this.add(); while (this.peek() === '&') { this.i++; l = `${l ?? ''}${this.add() ?? ''}`; } return l; }
+  private concat(): Val { let l = this.add(); while (this.peek() === '&') { this.i++; l = text(text(l) + text(this.add())); } return l; }
   private add(): Val { let l = this.mul(); while (this.peek() === '+' || this.peek() === '-') { const op = this.toks[this.i++]; const r = this.mul(); l = op === '+' ? num(l) + num(r) : num(l) - num(r); } return l; }
   private mul(): Val {
     let l = this.pow();
@@ -250,7 +371,9 @@ class Parser {
     // Cells in the range, both ends included (a single row or column counts too).
     if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > 100_000) throw new Error('range');
     const out: Val[] = [];
-    for (let r = Math.min(a.row, b.row); r <= Math.max(a.row, b.row); r++) for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) out.push(this.cell(cellRef(c, r)));
+    const cols: string[] = []; // the column letters, once per range, not once per cell
+    for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) cols.push(colName(c));
+    for (let r = Math.min(a.row, b.row) + 1; r <= Math.max(a.row, b.row) + 1; r++) for (const c of cols) out.push(this.cell(c + r));
     return out;
   }
 }
@@ -265,7 +388,11 @@ function call(fn: string, args: Val[]): Val {
     case 'IF': return args[0] ? (args[1] ?? true) : (args[2] ?? false);
     case 'ROUND': { const f = 10 ** num(args[1] ?? 0); return Math.round(num(args[0]) * f) / f; }
     case 'ABS': return Math.abs(num(args[0]));
-    case 'CONCAT': return flatten(args).map((v) => (v === null ? '' : String(v))).join('');
+    case 'CONCAT': {
+      const parts = flatten(args).map(text);
+      if (parts.reduce((n, p) => n + p.length, 0) > MAX_FORMULA_TEXT) throw new Error('text too long');
+      return parts.join('');
+    }
     default: throw new Error(`unknown function ${fn}`);
   }
 }
@@ -278,10 +405,9 @@ export function gridSize(sheet: Sheet): number {
   return (maxRow + 1) * (maxCol + 1);
 }
 
-export function sheetRows(sheet: Sheet, mode: 'raw' | 'displayed'): CellValue[][] {
+export function sheetRows(sheet: Sheet, mode: 'raw' | 'displayed', value: (ref: string) => CellValue = evaluate(sheet)): CellValue[][] {
   let maxRow = -1; let maxCol = -1;
   for (const ref of Object.keys(sheet.cells)) { const p = parseRef(ref)!; maxRow = Math.max(maxRow, p.row); maxCol = Math.max(maxCol, p.col); }
-  const value = evaluate(sheet);
   const rows: CellValue[][] = [];
   for (let r = 0; r <= maxRow; r++) {
     const row: CellValue[] = [];

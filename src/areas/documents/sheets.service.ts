@@ -11,7 +11,7 @@ import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluate, formulaWithoutFirstRow, gridSize, parseRef, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluateWorkbook, formulaWithoutFirstRow, gridSize, parseRef, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -113,28 +113,31 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   if (!row || row.kind !== 'sheet') throw notFound('Spreadsheet');
   const wb = parseWorkbook(row.content);
   if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheets)`, { field: 'sheet_id' });
-  const chosen = sheetId === null ? wb.sheets : [wb.sheets[sheetId]];
+  const chosen = sheetId === null ? wb.sheets.map((_, i) => i) : [sheetId];
   // csv and tsv write the dense rectangle up to the last used cell: one far-away cell (XFD1048576) would build
   // billions of cells and exhaust the server's memory. The sheet may still be exported as xlsx.
-  const cells = format === 'xlsx' ? 0 : gridSize(chosen[0]);
+  const cells = format === 'xlsx' ? 0 : gridSize(wb.sheets[chosen[0]]);
   if (cells > MAX_EXPORT_CELLS) {
     throw validation(`As ${format}, this sheet would span ${cells} cells (rows × columns up to the last used cell, empty ones included); the limit is ${MAX_EXPORT_CELLS}: export it as xlsx, which holds only the cells used`,
       { field: 'sheet_id', reason: 'EXPORT_TOO_LARGE', limit: MAX_EXPORT_CELLS });
   }
   const base = safeFilename((q.filename ?? row.title).replace(/\.(xlsx|csv|tsv)$/i, ''), 'sheet');
   const filename = `${base}.${format}`;
+  // Values of the whole workbook's recalculation (its bounds: sheet-model.ts), as the sheet socket shows them.
+  const values = evaluateWorkbook(wb);
 
   if (format !== 'xlsx') {
-    let rows = sheetRows(chosen[0], mode);
+    let rows = sheetRows(wb.sheets[chosen[0]], mode, values(chosen[0]));
     if (!headerRow) rows = rows.slice(1);
     return { body: Buffer.from(delimited(rows, format === 'csv' ? ',' : '\t'), 'utf8'), contentType: EXPORT_MEDIA_TYPES[format], filename };
   }
   const book = new ExcelJS.Workbook();
   book.creator = 'platform-api';
   const names = worksheetNames();
-  for (const s of chosen) {
+  for (const i of chosen) {
+    const s = wb.sheets[i];
     const ws = book.addWorksheet(names.next(s.name));
-    const displayed = evaluate(s);
+    const displayed = values(i);
     // Only the cells used (an xlsx is sparse): a sheet with one far-away cell is as small as its cells.
     for (const [ref, stored] of Object.entries(s.cells)) {
       const at = parseRef(ref);

@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
-import { displayedValues, type Workbook } from '../../areas/documents/sheet-model.js';
+import { workbookDisplay, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
 
 declare module 'fastify' {
@@ -48,8 +48,9 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   const started = new WeakSet<WebSocket>();
   const watch = new CredentialWatch(app.platform);
   const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
-  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook) => {
-    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display: wb.sheets.map(displayedValues) });
+  // The displayed values cost a recalculation (bounded: sheet-model.ts): sockets sent the same workbook share one.
+  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = workbookDisplay(wb)) => {
+    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
   };
   const fanout = app.platform.fanout;
   /**
@@ -78,7 +79,8 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       if (news.t === 'refresh') {
         const first = sessions.get(listening[0]);
         const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
-        if (wb) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb); }
+        const display = wb && workbookDisplay(wb);
+        if (wb && display) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb, display); }
       }
     });
   };
