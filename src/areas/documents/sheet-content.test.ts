@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ExcelJS from 'exceljs';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
-import { evaluate, sheetRows } from './sheet-model.js';
+import { evaluate, isSheetFormula, sheetRows } from './sheet-model.js';
 import { editCell, openSheetSession } from './sheet-edit.service.js';
 
 /** Sheet and deck content rules: storable text, formula cycles, deck validation, export file names. */
@@ -187,6 +187,35 @@ describe('xlsx export of any workbook the model accepts', () => {
     expect((await editCell(t.platform, s, { sheet: 0, cell: 'B3', formula: '=CONCAT("x",A4)' })).display).toMatchObject({ B3: '#ERROR!' });
     await editCell(t.platform, s, { sheet: 0, cell: 'C1', value: '#ERROR!' });
     expect((await editCell(t.platform, s, { sheet: 0, cell: 'B4', formula: '=SUM(C1,2)' })).display).toMatchObject({ B4: 2 });
+  });
+});
+
+describe('xlsx formula injection', () => {
+  it('the formula language is recognised without evaluating: its nine functions, operators, references in the grid, up to 8,192 characters', () => {
+    const ours = ['=SUM(A1:B2)', '=sum(A1)', '=AVERAGE(A1,2)', '=MIN(1)', '=MAX(A1:A2)', '=COUNT(A1:A3)', '=IF(A1>1,"big","small")', '=ROUND(2.345,2)',
+      '=ABS(-1)', '=CONCAT("a",A1)', '=1/0', '=-A1^2&"x"', '=(1 + 2)*3<>4', '=TRUE', '=XFD1048576', '="a ""quoted"" |text!"', `=${'1+'.repeat(4095)}1`];
+    const others = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://evil.example","x")', '=WEBSERVICE("http://evil.example")', '=SUM(A1', '=A1 B1', '=$A$1',
+      '=XFE1+1', '=', "=1+'x'", '=SUM (A1)', '=@A1', '=NOPE(1)', 'SUM(A1)', `=${'1+'.repeat(4095)}10`];
+    expect(ours.filter((f) => !isSheetFormula(f))).toEqual([]);
+    expect(others.filter((f) => isSheetFormula(f))).toEqual([]);
+  });
+
+  it('a raw xlsx export writes a formula outside the language (a DDE payload, HYPERLINK) as the text it is, not as a live formula', async () => {
+    const dde = "=cmd|' /C calc'!A0";
+    const link = '=HYPERLINK("http://evil.example","x")';
+    const id = (await create(a, 'sheets', { name: 'DDE' })).json().data.document.id;
+    expect((await putContent(id, { sheets: [{ name: 'S', cells: { A1: { f: dde }, A2: { f: link }, A3: { f: '=SUM(B1:B2)' }, B1: { v: 1 }, B2: { v: 2 } } }] })).statusCode).toBe(200);
+    const cellsOf = async (q: string) => {
+      const r = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=xlsx&${q}` });
+      expect(r.statusCode).toBe(200);
+      const book = new ExcelJS.Workbook();
+      await book.xlsx.load(r.rawPayload as unknown as ArrayBuffer);
+      return ['A1', 'A2', 'A3'].map((c) => book.worksheets[0]!.getCell(c).value);
+    };
+    expect(await cellsOf('value_mode=raw')).toEqual([dde, link, { formula: 'SUM(B1:B2)', result: 3 }]);
+    // Without the header row the text is still written as stored; the formula's references move up.
+    expect(await cellsOf('value_mode=raw&header_row=false')).toEqual([link, { formula: 'SUM(B1:B1)', result: 3 }, null]);
+    expect(await cellsOf('value_mode=displayed')).toEqual(['#ERROR!', '#ERROR!', 3]);
   });
 });
 

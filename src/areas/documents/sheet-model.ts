@@ -317,6 +317,50 @@ export function xlsxFormula(formula: string): string {
   return formula.replace(FORMULA_TOKENS, (tok) => (/^concat$/i.test(tok) ? `_xlfn.${tok}` : tok));
 }
 
+/** The functions of the formula language (what call() evaluates), by upper-case name. */
+const FUNCTIONS = new Set(['SUM', 'AVERAGE', 'MIN', 'MAX', 'COUNT', 'IF', 'ROUND', 'ABS', 'CONCAT']);
+
+/**
+ * Whether a formula is written in the platform's formula language: the grammar Parser evaluates, with references
+ * inside the grid, known functions only and at most MAX_FORMULA_LENGTH characters. Checked without evaluating it, so
+ * `=1/0` is a formula (its value is an error) and `=cmd|' /C calc'!A0` (a DDE payload) or `=HYPERLINK(...)` is not.
+ * An xlsx export writes only such formulas as formulas: any other text after "=" would run in the spreadsheet program
+ * of whoever opens the file, as the CSV injection rule says of text.
+ */
+export function isSheetFormula(formula: string): boolean {
+  if (!formula.startsWith('=') || formula.length > MAX_FORMULA_LENGTH) return false;
+  const src = formula.slice(1);
+  const toks = src.match(FORMULA_TOKENS) ?? [];
+  if (toks.join('').replace(/\s/g, '') !== src.replace(/\s/g, '')) return false;
+  let i = 0;
+  // Each returns whether what follows is that part of the grammar, as the Parser method of the same name reads it.
+  const ops = (part: () => boolean, operators: string[]) => () => {
+    if (!part()) return false;
+    while (operators.includes(toks[i])) { i++; if (!part()) return false; }
+    return true;
+  };
+  const atom = (): boolean => {
+    const t = toks[i++];
+    if (t === undefined) return false;
+    if (t === '(') return cmp() && toks[i++] === ')';
+    if (t === 'TRUE' || t === 'FALSE' || /^\d/.test(t) || t.startsWith('"')) return true;
+    if (/^[A-Z]{1,3}[0-9]+(:|$)/.test(t)) return t.split(':').every((ref) => parseRef(ref) !== null);
+    if (/^[A-Za-z_]+$/.test(t) && toks[i] === '(' && FUNCTIONS.has(t.toUpperCase())) {
+      i++;
+      if (toks[i] !== ')') { do { if (!cmp()) return false; } while (toks[i] === ',' && ++i); }
+      return toks[i++] === ')';
+    }
+    return false;
+  };
+  const unary = (): boolean => (toks[i] === '-' || toks[i] === '+' ? (i++, unary()) : atom());
+  const pow = ops(unary, ['^']);
+  const mul = ops(pow, ['*', '/']);
+  const add = ops(mul, ['+', '-']);
+  const concat = ops(add, ['&']);
+  const cmp: () => boolean = ops(concat, ['=', '<>', '<', '>', '<=', '>=']);
+  try { return cmp() && i === toks.length; } catch { return false; } // nesting too deep for the stack: not one we evaluate either
+}
+
 class Parser {
   private i = 0;
   private toks: string[];

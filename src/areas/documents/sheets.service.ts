@@ -11,7 +11,7 @@ import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluateWorkbook, formulaWithoutFirstRow, gridSize, parseRef, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluateWorkbook, formulaWithoutFirstRow, gridSize, isSheetFormula, parseRef, parseWorkbook, sheetRows, xlsxFormula, type CellValue } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -146,8 +146,13 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
       const cell = ws.getCell(at.row + (headerRow ? 1 : 0), at.col + 1);
       const v = displayed(ref);
       const shown = typeof v === 'string' ? exportText(v) : v;
-      const formula = stored.f && (headerRow ? stored.f : formulaWithoutFirstRow(stored.f));
-      if (mode === 'raw' && formula) cell.value = { formula: exportText(xlsxFormula(formula).slice(1)), result: shown as never };
+      // Raw mode writes a live formula only in the platform's own formula language: other text after "=" (a DDE
+      // payload, HYPERLINK...) would run in the spreadsheet program of whoever opens the file, so it is written as
+      // the text it is, as stored (csv and tsv neutralise it with the injection rule's apostrophe).
+      if (mode === 'raw' && stored.f && isSheetFormula(stored.f)) {
+        const formula = headerRow ? stored.f : formulaWithoutFirstRow(stored.f);
+        cell.value = { formula: exportText(xlsxFormula(formula).slice(1)), result: shown as never };
+      } else if (mode === 'raw' && stored.f) cell.value = exportText(stored.f);
       else cell.value = shown as ExcelJS.CellValue;
     }
     if (headerRow && Object.keys(s.cells).length) { ws.getRow(1).font = { bold: true }; ws.views = [{ state: 'frozen', ySplit: 1 }]; }
