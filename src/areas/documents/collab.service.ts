@@ -1,5 +1,6 @@
 import * as Y from 'yjs';
 import type { Platform, ServiceContext } from '../../core/context.js';
+import type { Sql } from '../../core/db/database.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { enqueue } from '../../core/jobs.js';
 import { ROLE_PERMISSIONS, scopesAllow } from '../../core/auth/permissions.js';
@@ -197,27 +198,44 @@ export function liveDocs(platform: Platform): Map<string, Y.Doc> {
 export const roomKey = (orgId: string, documentId: string) => `${orgId}:${documentId}`;
 
 /**
- * A REST write of `content` continues the collaborative history instead of forking it: the text is
- * replaced inside the CRDT (in the live room when one is open here, which persists and broadcasts it;
- * else appended to the stored updates and sent to the rooms of other nodes). Documents never edited live have no CRDT state to update.
+ * The origin of an update a REST write already stored (replaceContentInTx): a room applies it and relays it to its
+ * sockets, and neither stores nor publishes it again.
  */
-export async function replaceContent(platform: Platform, orgId: string, documentId: string, content: string): Promise<void> {
-  const open = liveDocs(platform).get(roomKey(orgId, documentId));
-  const apply = (doc: Y.Doc) => Y.transact(doc, () => {
+export const STORED = Symbol('stored by a REST write');
+
+/**
+ * A REST write of `content` continues the collaborative history instead of forking it: the text is replaced inside
+ * the CRDT (delete-all + insert) and the update stored in the PUT's own transaction, which holds the document's row
+ * lock (documents.service.ts updateDocument). Replacements of one document so run one after the other, on every node,
+ * in the order their content commits, and each deletes what the one before inserted: two computed against the same
+ * state would each keep their insert, and the text would end as both, glued. The delete covers the stored updates and
+ * the room open on this node (its latest edits may not be stored yet). Returns the update, to be handed to the rooms
+ * once committed (roomsHear), or undefined: the text is already that, or the document was never edited live.
+ */
+export async function replaceContentInTx(platform: Platform, sql: Sql, orgId: string, documentId: string, content: string): Promise<Uint8Array | undefined> {
+  const rows = await repo.documentUpdates(sql, orgId, documentId);
+  if (!rows.length) return undefined;
+  const doc = new Y.Doc();
+  try {
+    Y.transact(doc, () => { for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data)); });
+    const open = liveDocs(platform).get(roomKey(orgId, documentId));
+    if (open) Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
+    const before = Y.encodeStateVector(doc);
     const t = doc.getText(CONTENT_TEXT);
-    if (t.toString() === content) return;
-    t.delete(0, t.length);
-    t.insert(0, content);
-  }, 'rest');
-  if (open) { apply(open); return; }
-  const has = await platform.db.tenant(orgId, (sql) => repo.hasUpdates(sql, orgId, documentId));
-  if (!has) return;
-  const doc = await loadState(platform, orgId, documentId);
-  const before = Y.encodeStateVector(doc);
-  apply(doc);
-  const update = Y.encodeStateAsUpdate(doc, before);
-  if (update.length <= 2) return;
-  await appendUpdate(platform, orgId, documentId, update);
-  // Rooms open on other nodes (REDIS_URL) relay it to their sockets, as a room here would have.
+    if (t.toString() === content) return undefined;
+    Y.transact(doc, () => { t.delete(0, t.length); t.insert(0, content); });
+    const update = Y.encodeStateAsUpdate(doc, before);
+    await repo.insertUpdate(sql, orgId, documentId, Buffer.from(update));
+    return update;
+  } finally { doc.destroy(); }
+}
+
+/**
+ * After the commit of replaceContentInTx: the room open on this node applies the update (and writes the text back),
+ * and rooms open on other nodes (REDIS_URL) relay it to their sockets.
+ */
+export function roomsHear(platform: Platform, orgId: string, documentId: string, update: Uint8Array): void {
+  const open = liveDocs(platform).get(roomKey(orgId, documentId));
+  if (open) Y.applyUpdate(open, update, STORED);
   platform.fanout.publish(collabChannel(orgId, documentId), syncUpdateMessage(update));
 }

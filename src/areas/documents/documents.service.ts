@@ -12,7 +12,7 @@ import * as repo from './documents.repo.js';
 import { MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
 import { requireProject } from '../projects/project-access.js';
-import { replaceContent } from './collab.service.js';
+import { replaceContentInTx, roomsHear } from './collab.service.js';
 import { validateDeck, validateWorkbook } from './sheet-model.js';
 import { searchLanguage, toPrefixTsquery } from './search.js';
 import { SEARCH_CACHE_DEPTH, searchCache, type SearchCache, type SearchCacheEntry } from './search-cache.js';
@@ -284,6 +284,7 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
   const reindex = input.title !== undefined || input.content !== undefined || input.metadata?.language !== undefined;
+  let crdt: Uint8Array | undefined;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     // Moves of one organization's documents are checked one at a time: A under B, B under C and C under A sent
     // together would each pass a descendant check that cannot see the others, and make a cycle. Taken before the
@@ -313,10 +314,12 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     if (reindex) await enqueue(sql, { orgId: p.orgId, kind: INDEX_JOB, payload: { id: input.id }, dedupeKey: input.id });
     const changed = Object.keys(input).filter((k) => k !== 'id');
     await audit(sql, ctx, { action: 'document.updated', targetType: 'document', targetId: input.id, details: { fields: changed } });
+    // Under the row lock taken above: concurrent content writes replace the collaborative text one after the other.
+    if (input.content !== undefined && before.kind !== 'sheet') crdt = await replaceContentInTx(ctx.platform, sql, p.orgId, input.id, input.content);
     return r!;
   });
   if (reindex) ctx.platform.jobs.poke();
-  if (input.content !== undefined && row.kind !== 'sheet') await replaceContent(ctx.platform, p.orgId, input.id, input.content);
+  if (crdt) roomsHear(ctx.platform, p.orgId, input.id, crdt);
   publish(ctx, 'document.updated', p.orgId, input.id);
   return toDocument(row);
 }

@@ -98,9 +98,9 @@ export class Room {
     if (this.discarded) return;
     const msg = syncUpdateMessage(update);
     this.broadcast(msg, origin as WebSocket);
-    // The update is stored by the node its socket (or REST write) came to; the content write-back below runs on every
-    // node with the room open (see save()).
-    if (origin !== REMOTE) this.store(update, msg);
+    // The update is stored by the node its socket came to (a REST write stored it with its content, and published
+    // it: origin STORED); the content write-back below runs on every node with the room open (see save()).
+    if (origin !== REMOTE && origin !== collab.STORED) this.store(update, msg);
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => { this.saveTimer = null; void this.save(); }, SAVE_DEBOUNCE_MS);
   }
