@@ -1,5 +1,5 @@
 import type { Platform } from '../../core/context.js';
-import { liveDocs, roomKey, saveStoredContent } from './collab.service.js';
+import { liveRooms, roomKey, saveStoredContent } from './collab.service.js';
 import { documentsBehind } from './collab.repo.js';
 
 /** How often the job looks for documents whose collaborative text was not written back. */
@@ -16,7 +16,7 @@ const BATCH = 100;
  */
 export async function reconcileCollabContent(platform: Platform): Promise<number> {
   const behind = await documentsBehind(platform.db.sys, QUIET_SECONDS, BATCH);
-  const live = liveDocs(platform);
+  const live = liveRooms(platform);
   for (const d of behind) {
     if (live.has(roomKey(d.org_id, d.document_id))) continue;
     try {

@@ -188,9 +188,16 @@ export async function saveContent(platform: Platform, orgId: string, documentId:
   if (changed) platform.jobs.poke();
 }
 
-/** Documents open in a room on this node, by platform; rooms persist and broadcast every change of their Y.Doc. */
-const live = new WeakMap<Platform, Map<string, Y.Doc>>();
-export function liveDocs(platform: Platform): Map<string, Y.Doc> {
+/**
+ * A room open on this node, or opening: it is registered before it reads the stored state, so that a REST write
+ * committed while it loads is handed to it (`hear`, applied once it has loaded) instead of being stored behind its
+ * back (the room would show the older text and write it back over the PUT's). `doc` once it has loaded.
+ */
+export interface LiveRoom { doc: Y.Doc | undefined; hear(update: Uint8Array): void }
+
+/** Rooms open (or opening) on this node, by platform; rooms persist and broadcast every change of their Y.Doc. */
+const live = new WeakMap<Platform, Map<string, LiveRoom>>();
+export function liveRooms(platform: Platform): Map<string, LiveRoom> {
   let m = live.get(platform);
   if (!m) { m = new Map(); live.set(platform, m); }
   return m;
@@ -218,7 +225,7 @@ export async function replaceContentInTx(platform: Platform, sql: Sql, orgId: st
   const doc = new Y.Doc();
   try {
     Y.transact(doc, () => { for (const r of rows) Y.applyUpdate(doc, new Uint8Array(r.data)); });
-    const open = liveDocs(platform).get(roomKey(orgId, documentId));
+    const open = liveRooms(platform).get(roomKey(orgId, documentId))?.doc;
     if (open) Y.applyUpdate(doc, Y.encodeStateAsUpdate(open));
     const before = Y.encodeStateVector(doc);
     const t = doc.getText(CONTENT_TEXT);
@@ -231,11 +238,11 @@ export async function replaceContentInTx(platform: Platform, sql: Sql, orgId: st
 }
 
 /**
- * After the commit of replaceContentInTx: the room open on this node applies the update (and writes the text back),
+ * After the commit of replaceContentInTx: the room open or opening on this node applies the update (and writes the text back),
  * and rooms open on other nodes (REDIS_URL) relay it to their sockets.
  */
 export function roomsHear(platform: Platform, orgId: string, documentId: string, update: Uint8Array): void {
-  const open = liveDocs(platform).get(roomKey(orgId, documentId));
-  if (open) Y.applyUpdate(open, update, STORED);
+  // A room still loading may have read the state before this commit: it applies the update once loaded.
+  liveRooms(platform).get(roomKey(orgId, documentId))?.hear(update);
   platform.fanout.publish(collabChannel(orgId, documentId), syncUpdateMessage(update));
 }

@@ -7,7 +7,7 @@ import { buildTestApp, newTenant, errorOf, listenLocally, until, type TestApp, t
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps, setDocumentsDeps } from '../../areas/documents/deps.js';
 import { AppError } from '../../core/errors.js';
-import { liveDocs, roomKey } from '../../areas/documents/collab.service.js';
+import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -369,7 +369,45 @@ describe('room lifecycle', () => {
     // The room loaded once the lock was gone (it stored the seeded state), and closed since.
     await until(async () => (await t.platform.db.sys.one<{ n: number }>('SELECT count(*)::int AS n FROM document_updates WHERE document_id = $1', [id]))!.n > 0);
     await new Promise((r) => setTimeout(r, 500));
-    expect(liveDocs(t.platform).has(key)).toBe(false);
+    expect(liveRooms(t.platform).has(key)).toBe(false);
+  });
+  it('a content PUT answered while the room was loading reaches its sockets and stays in content once the room closed', async () => {
+    const id = await newDoc(a, 'Old text.');
+    const key = roomKey(a.orgId, id);
+    // The document has collaborative state (edited live once); its room has closed since.
+    const c0 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c0.provider.synced);
+    c0.text.insert(0, '> ');
+    await until(async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content === '> Old text.');
+    c0.provider.destroy();
+    await until(() => !liveRooms(t.platform).has(key));
+    // The next room's load has read the stored state, and is held there while the PUT is answered.
+    const db = t.platform.db;
+    const tenantTx = db.tenantTx;
+    let loading!: () => void;
+    const loaded = new Promise<void>((r) => { loading = r; });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    db.tenantTx = (async (orgId: string, fn: never) => {
+      const isLoad = /loadStateThrough/.test(new Error().stack ?? '');
+      const r = await tenantTx.call(db, orgId, fn);
+      if (isLoad) { loading(); await gate; }
+      return r;
+    }) as typeof db.tenantTx;
+    try {
+      const c1 = connect(base, id, { ticket: await ticket(a) });
+      await loaded;
+      const put = await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: 'New text.' } });
+      expect(put.statusCode).toBe(200);
+      release();
+      await until(() => c1.provider.synced && c1.text.toString() === 'New text.');
+      c1.provider.destroy();
+      await until(() => !liveRooms(t.platform).has(key));
+      expect((await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content).toBe('New text.');
+    } finally {
+      release();
+      db.tenantTx = tenantTx;
+    }
   });
 });
 

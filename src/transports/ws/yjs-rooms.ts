@@ -319,6 +319,16 @@ export class Room {
     await this.save();
   }
 
+  /** Applies a REST write of the text, stored and published by its writer (collab.roomsHear). */
+  hear(update: Uint8Array): void {
+    if (!this.discarded) Y.applyUpdate(this.doc, update, collab.STORED);
+  }
+
+  /** Whether a change waits for its write-back. */
+  unsaved(): boolean {
+    return this.saveTimer !== null;
+  }
+
   /** Stops persisting (the document is gone). */
   discard(): void {
     if (this.saveTimer) { clearTimeout(this.saveTimer); this.saveTimer = null; }
@@ -355,6 +365,8 @@ function send(ws: WebSocket, msg: Uint8Array): void {
 /** Rooms of one platform on this node; a room loads once and closes when its last socket leaves. */
 export class RoomRegistry {
   private rooms = new Map<string, Promise<Room>>();
+  /** The rooms of `rooms` that have loaded (looked up without waiting). */
+  private loaded = new Map<string, Room>();
   constructor(private readonly platform: Platform) {}
 
   get(orgId: string, documentId: string): Promise<Room> {
@@ -362,36 +374,49 @@ export class RoomRegistry {
     let r = this.rooms.get(key);
     if (!r) {
       // Subscribed before the state is read, so that nothing another node publishes meanwhile is missed: what it
-      // sends before the room exists is applied once it does.
+      // sends before the room exists is applied once it does. Registered before it too, for REST writes on this node
+      // (collab.roomsHear): one committed after the state was read is applied once the room exists, and one
+      // committed before is in the state read.
       let room: Room | undefined;
       const early: Uint8Array[] = [];
+      const heard: Uint8Array[] = [];
       const unsubscribe = this.platform.fanout.subscribe(collabChannel(orgId, documentId), {
         message: (m) => { if (room) room.onRemote(m); else early.push(m); },
         resync: () => room?.resync(),
       });
+      const entry: collab.LiveRoom = { doc: undefined, hear: (u) => { if (room) room.hear(u); else heard.push(u); } };
+      collab.liveRooms(this.platform).set(key, entry);
       r = collab.loadState(this.platform, orgId, documentId).then((doc) => {
         room = new Room(this.platform, orgId, documentId, doc, {
           empty: (empty) => void this.close(key, empty),
           deleted: () => void this.evict(orgId, documentId, { fromAnotherNode: true }),
         }, unsubscribe);
         for (const m of early.splice(0)) room.onRemote(m);
-        collab.liveDocs(this.platform).set(key, doc);
+        for (const u of heard.splice(0)) room.hear(u);
+        entry.doc = doc;
+        if (this.rooms.get(key) === r) this.loaded.set(key, room); // not when evicted while it loaded
         return room;
       });
-      r.catch(() => { unsubscribe(); this.rooms.delete(key); });
+      r.catch(() => {
+        unsubscribe();
+        if (this.rooms.get(key) === r) this.rooms.delete(key);
+        if (collab.liveRooms(this.platform).get(key) === entry) collab.liveRooms(this.platform).delete(key);
+      });
       this.rooms.set(key, r);
     }
     return r;
   }
 
   private async close(key: string, room: Room): Promise<void> {
-    await room.flush();
+    // A REST write heard while the room saved (delivered after its commit) is saved too before the room goes: the
+    // last check and the removal run in one turn, so none is heard in between.
+    do { await room.flush(); } while (room.unsaved() && room.conns.size === 0);
     if (room.conns.size > 0) return; // someone joined while saving
-    if (this.rooms.get(key) && (await this.rooms.get(key)) === room) {
-      this.rooms.delete(key);
-      collab.liveDocs(this.platform).delete(key);
-      room.destroy();
-    }
+    if (this.loaded.get(key) !== room) return;
+    this.rooms.delete(key);
+    this.loaded.delete(key);
+    collab.liveRooms(this.platform).delete(key);
+    room.destroy();
   }
 
   /**
@@ -404,7 +429,8 @@ export class RoomRegistry {
     const pending = this.rooms.get(key);
     if (!pending) return;
     this.rooms.delete(key);
-    collab.liveDocs(this.platform).delete(key);
+    this.loaded.delete(key);
+    collab.liveRooms(this.platform).delete(key);
     const room = await pending.catch(() => null);
     if (!room) return;
     room.discard();
@@ -415,10 +441,11 @@ export class RoomRegistry {
   async closeAll(): Promise<void> {
     const all = await Promise.allSettled([...this.rooms.values()]);
     this.rooms.clear();
+    this.loaded.clear();
     for (const r of all) {
       if (r.status !== 'fulfilled') continue;
       await r.value.flush();
-      collab.liveDocs(this.platform).delete(collab.roomKey(r.value.orgId, r.value.documentId));
+      collab.liveRooms(this.platform).delete(collab.roomKey(r.value.orgId, r.value.documentId));
       r.value.destroy();
     }
   }
