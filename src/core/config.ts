@@ -58,6 +58,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** TRUST_PROXY: client addresses come from X-Forwarded-For (behind a load balancer). */
   trustProxy: boolean;
+  /**
+   * COLLAB_MAX_ROOMS_PER_ORG: documents of one organization open in collaboration rooms on this node at once (each
+   * room holds its document's whole state in memory).
+   */
+  collabMaxRoomsPerOrg: number;
 }
 
 type Env = NodeJS.ProcessEnv;
@@ -156,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowPrivateHosts: bool(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', nodeEnv === 'test'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
+    collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')} (known: ${ALL_FEATURES.join(', ')})`);

@@ -36,6 +36,11 @@ const TicketBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('
 
 /** Close code for a socket opened without a document id (4000-4999: application codes). */
 export const NO_DOCUMENT_CLOSE = 4400;
+/**
+ * Close code for a socket whose organization reached its open rooms on the node between the check before the upgrade
+ * (429) and the room's opening (another socket opened one meanwhile): 4000 + the HTTP status, as 4401/4403/4404.
+ */
+export const TOO_MANY_ROOMS_CLOSE = 4429;
 
 /**
  * Spec 4.5/7: 426 answers a request without `Upgrade: websocket`. The WebSocket plugin marks every upgrade
@@ -86,7 +91,7 @@ export const UPGRADE_RESPONSES = {
  * `documents:read`), and the document checked (404). Without a document id the socket opens and is closed at once
  * with 4400.
  */
-function authenticate(kinds: string[]) {
+function authenticate(kinds: string[], rooms: RoomRegistry) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
     // The path variants' id is the path's: a documentId sent in their query is ignored (their schema has none).
@@ -111,6 +116,8 @@ function authenticate(kinds: string[]) {
     // upgrades (the ticket is used up), then the socket is closed with 4400 naming what is missing.
     if (!documentId) { req.collab = { session, documentId: null, since }; return; }
     await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
+    // The ticket is used up by now: a client refused here fetches a new one, as after any closed socket.
+    rooms.checkRoomLimit(session.orgId, documentId.toLowerCase());
     req.collab = { session, documentId: documentId.toLowerCase(), since };
   };
 }
@@ -156,7 +163,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
       method: 'GET', url,
       config: { auth: 'public', rateLimit: { key: 'ip' }, ...(inPath ? { fixture: 'document' } : {}) },
       schema: { summary, ...(inPath ? { querystring: PathQuery, params: paramsFor(kind) } : { querystring: queryFor(kind) }), response: UPGRADE_RESPONSES },
-      preHandler: authenticate([kind]),
+      preHandler: authenticate([kind], rooms),
       handler: async (req) => requireWebSocketUpgrade(req),
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;
@@ -174,7 +181,10 @@ export default async function collaborationTransport(app: FastifyInstance) {
           if (socket.readyState !== 1) { room.releaseIfUnused(); return; }
           room.join(socket, c.session, gate);
           for (const d of early) socket.emit('message', d, true);
-        }, (err) => { req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable'); });
+        }, (err) => {
+          if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') { socket.close(TOO_MANY_ROOMS_CLOSE, 'too many documents open; retry later'); return; }
+          req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable');
+        });
       },
     });
   }

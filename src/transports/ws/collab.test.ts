@@ -484,3 +484,81 @@ describe('handshake and scope checks before the upgrade', () => {
     ro.provider.destroy(); rw.provider.destroy();
   });
 });
+
+describe('open rooms per organization', () => {
+  it('past COLLAB_MAX_ROOMS_PER_ORG rooms on the node a new document is 429 RATE_LIMIT_EXCEEDED before the upgrade; open rooms, other organizations and rooms freed meanwhile still open', async () => {
+    const node = await buildTestApp({ collabMaxRoomsPerOrg: 2 });
+    try {
+      const server = await listenLocally(node);
+      const [x, y] = [await newTenant(node.app), await newTenant(node.app)];
+      const doc = async (who: Tenant) => (await node.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Room' } })).json().data.id as string;
+      const tk = async (who: Tenant) => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: who.auth })).json().data.ticket as string;
+      const [d1, d2, d3, d4] = [await doc(x), await doc(x), await doc(x), await doc(y)];
+      const c1 = connect(server, d1, { ticket: await tk(x) });
+      const c2 = connect(server, d2, { ticket: await tk(x) });
+      await until(() => c1.provider.synced && c2.provider.synced);
+      const url = `${server}/v1/collaboration/ws/${d3}?ticket=${await tk(x)}`;
+      const third = await new Promise<{ status: number; retryAfter: unknown; body: string }>((resolve) => {
+        const ws = new WebSocket(url);
+        ws.on('open', () => { ws.close(); resolve({ status: 101, retryAfter: undefined, body: '' }); });
+        ws.on('unexpected-response', (_q, res) => {
+          let body = '';
+          res.on('data', (c) => { body += c; });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body }));
+        });
+        ws.on('error', () => {});
+      });
+      expect(third.status).toBe(429);
+      expect(third.retryAfter).toBe('30');
+      expect(JSON.parse(third.body)).toEqual({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), details: { limit: 2, retryAfterSeconds: 30, reason: 'COLLAB_ROOMS' } } });
+      // A document already open is joined; another organization has its own rooms.
+      expect((await tryUpgrade(`${server}/v1/collaboration/ws/${d1}?ticket=${await tk(x)}`)).status).toBe(101);
+      expect((await tryUpgrade(`${server}/v1/collaboration/ws/${d4}?ticket=${await tk(y)}`)).status).toBe(101);
+      // Once a room has closed, another document opens.
+      c2.provider.destroy();
+      await until(() => !liveRooms(node.platform).has(roomKey(x.orgId, d2)));
+      expect((await tryUpgrade(`${server}/v1/collaboration/ws/${d3}?ticket=${await tk(x)}`)).status).toBe(101);
+      c1.provider.destroy();
+    } finally {
+      await node.close();
+    }
+  });
+});
+
+describe('open rooms per organization, sockets opened at once', () => {
+  it('two sockets that both passed the check before the upgrade do not take the organization past its rooms: the second closes with 4429', async () => {
+    const node = await buildTestApp({ collabMaxRoomsPerOrg: 1 });
+    try {
+      const server = await listenLocally(node);
+      const x = await newTenant(node.app);
+      const doc = async () => (await node.app.inject({ method: 'POST', url: '/v1/documents', headers: x.auth, payload: { title: 'Room' } })).json().data.id as string;
+      const tk = async () => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: x.auth })).json().data.ticket as string;
+      const urls = [`${server}/v1/collaboration/ws/${await doc()}?ticket=${await tk()}`, `${server}/v1/collaboration/ws/${await doc()}?ticket=${await tk()}`];
+      // Both sockets' document look-ups (just before the check) are held until both are there: both pass the check.
+      const db = node.platform.db;
+      const tenant = db.tenant;
+      let waiting = 0;
+      let both!: () => void;
+      const gate = new Promise<void>((r) => { both = r; });
+      db.tenant = (async (orgId: string, fn: never) => {
+        const r = await tenant.call(db, orgId, fn);
+        if (/requireCollabDocument/.test(new Error().stack ?? '')) { if (++waiting === 2) both(); await gate; }
+        return r;
+      }) as typeof db.tenant;
+      // Each socket ends as: still open after a while, or closed after the upgrade (with its code).
+      const outcomes = await Promise.all(urls.map((url) => new Promise<string>((resolve) => {
+        const ws = new WebSocket(url);
+        ws.on('open', () => setTimeout(() => { resolve('open'); ws.close(); }, 1000));
+        ws.on('close', (code) => resolve(`closed ${code}`));
+        ws.on('unexpected-response', (_q, res) => resolve(`refused ${res.statusCode}`));
+        ws.on('error', () => {});
+      })));
+      expect(outcomes.filter((o) => o === 'open')).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== 'open')).toEqual(['closed 4429']);
+      expect(liveRooms(node.platform).size).toBeLessThanOrEqual(1);
+      db.tenant = tenant;
+    } finally {
+      await node.close();
+    }
+  });
+});

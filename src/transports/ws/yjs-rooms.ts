@@ -5,6 +5,7 @@ import * as encoding from 'lib0/encoding';
 import * as decoding from 'lib0/decoding';
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
+import { AppError } from '../../core/errors.js';
 import * as collab from '../../areas/documents/collab.service.js';
 import { MAX_CONTENT_BYTES } from '../../areas/documents/documents.schemas.js';
 import type { CredentialGate } from './revalidate.js';
@@ -362,17 +363,41 @@ function send(ws: WebSocket, msg: Uint8Array): void {
   ws.send(msg, (err) => { if (err) ws.close(); });
 }
 
-/** Rooms of one platform on this node; a room loads once and closes when its last socket leaves. */
+/** How long a client refused for too many open rooms is asked to wait (rooms close when their last socket leaves). */
+export const ROOMS_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Rooms of one platform on this node; a room loads once and closes when its last socket leaves. Each holds its
+ * document's whole state in memory (up to MAX_STATE_BYTES), so one organization may have at most
+ * `collabMaxRoomsPerOrg` rooms open (or opening) on the node: without a bound, one tenant opening sockets on many large
+ * documents grows the process until it fails for every tenant.
+ */
 export class RoomRegistry {
   private rooms = new Map<string, Promise<Room>>();
   /** The rooms of `rooms` that have loaded (looked up without waiting). */
   private loaded = new Map<string, Room>();
   constructor(private readonly platform: Platform) {}
 
+  /**
+   * 429 RATE_LIMIT_EXCEEDED (with Retry-After) when opening this document would take its organization past its open
+   * rooms on this node; joining a room already open is always allowed.
+   */
+  checkRoomLimit(orgId: string, documentId: string): void {
+    if (this.rooms.has(collab.roomKey(orgId, documentId))) return;
+    const max = this.platform.config.collabMaxRoomsPerOrg;
+    let open = 0;
+    for (const key of this.rooms.keys()) if (key.startsWith(`${orgId}:`)) open++;
+    if (open < max) return;
+    throw new AppError('RATE_LIMIT_EXCEEDED', `This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
+      { limit: max, retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_ROOMS' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
+  }
+
+  /** The document's room, opened (loaded) if it is not open yet; rejects with checkRoomLimit's 429 past the limit. */
   get(orgId: string, documentId: string): Promise<Room> {
     const key = collab.roomKey(orgId, documentId);
     let r = this.rooms.get(key);
     if (!r) {
+      try { this.checkRoomLimit(orgId, documentId); } catch (err) { return Promise.reject(err); }
       // Subscribed before the state is read, so that nothing another node publishes meanwhile is missed: what it
       // sends before the room exists is applied once it does. Registered before it too, for REST writes on this node
       // (collab.roomsHear): one committed after the state was read is applied once the room exists, and one
