@@ -409,6 +409,34 @@ describe('room lifecycle', () => {
       db.tenantTx = tenantTx;
     }
   });
+  it('a content PUT committed while the closing room writes back its older text is saved by the room before it goes', async () => {
+    const id = await newDoc(a, 'Start.');
+    const key = roomKey(a.orgId, id);
+    const content = async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string;
+    const c1 = connect(base, id, { ticket: await ticket(a) });
+    await until(() => c1.provider.synced);
+    c1.text.insert(0, 'X');
+    await until(async () => (await content()) === 'XStart.');
+    // Both wait for the document's row: the PUT first, then the closing room's write-back of "YXStart.", which so
+    // lands after the PUT's commit and before the room hears the PUT.
+    let holder = 0;
+    // Sessions waiting behind the lock held here, directly or behind one that waits for it.
+    const waiting = async () => (await t.platform.db.sys.one<{ n: number }>(`WITH b AS (SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid)))
+      SELECT ((SELECT count(*) FROM b) + (SELECT count(*) FROM pg_stat_activity WHERE pid NOT IN (SELECT pid FROM b) AND pg_blocking_pids(pid) && ARRAY(SELECT pid FROM b)))::int AS n`, [holder]))!.n;
+    let put: Promise<{ statusCode: number }> | undefined;
+    await t.platform.db.systemTx(async (sql) => {
+      await sql.query('SELECT 1 FROM documents WHERE id = $1 FOR UPDATE', [id]);
+      holder = (await sql.one<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!.pid;
+      put = Promise.resolve(t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: 'Final.' } }));
+      await until(async () => (await waiting()) >= 1);
+      c1.text.insert(0, 'Y'); // not written back yet: the room's last write-back has it
+      c1.provider.destroy();
+      await until(async () => (await waiting()) >= 2);
+    });
+    expect((await put!).statusCode).toBe(200);
+    await until(() => !liveRooms(t.platform).has(key));
+    expect(await content()).toBe('Final.');
+  });
 });
 
 describe('handshake and scope checks before the upgrade', () => {
