@@ -63,6 +63,12 @@ export interface Config {
    * room holds its document's whole state in memory).
    */
   collabMaxRoomsPerOrg: number;
+  /**
+   * COLLAB_ROOMS_MAX_MB, in bytes: no new collaboration room opens on this node while its open rooms' states (as
+   * loaded) add up to this much; sign-up makes organizations cheap, so the per-organization bound alone does not
+   * bound the node.
+   */
+  collabRoomsMaxBytes: number;
 }
 
 type Env = NodeJS.ProcessEnv;
@@ -162,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
     collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
+    collabRoomsMaxBytes: int(env, 'COLLAB_ROOMS_MAX_MB', 1024, 1) * 1024 * 1024,
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')} (known: ${ALL_FEATURES.join(', ')})`);

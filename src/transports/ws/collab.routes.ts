@@ -41,6 +41,8 @@ export const NO_DOCUMENT_CLOSE = 4400;
  * (429) and the room's opening (another socket opened one meanwhile): 4000 + the HTTP status, as 4401/4403/4404.
  */
 export const TOO_MANY_ROOMS_CLOSE = 4429;
+/** Close code when the node's rooms reached their memory budget in that gap (503 before the upgrade): RFC 6455's "try again later". */
+export const SERVER_BUSY_CLOSE = 1013;
 
 /**
  * Spec 4.5/7: 426 answers a request without `Upgrade: websocket`. The WebSocket plugin marks every upgrade
@@ -183,6 +185,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
           for (const d of early) socket.emit('message', d, true);
         }, (err) => {
           if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') { socket.close(TOO_MANY_ROOMS_CLOSE, 'too many documents open; retry later'); return; }
+          if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') { socket.close(SERVER_BUSY_CLOSE, 'server busy; retry later'); return; }
           req.log.warn({ err }, 'collaboration room failed to load'); socket.close(1011, 'unavailable');
         });
       },

@@ -553,6 +553,31 @@ describe('open rooms per organization', () => {
   });
 });
 
+describe('open rooms per node', () => {
+  it('while the open rooms hold COLLAB_ROOMS_MAX_MB of state a new document is 503 SERVICE_UNAVAILABLE before the upgrade, whatever the organization; open rooms are still joined', async () => {
+    const node = await buildTestApp({ collabRoomsMaxBytes: 1000 });
+    try {
+      const server = await listenLocally(node);
+      const [x, y] = [await newTenant(node.app), await newTenant(node.app)];
+      const doc = async (who: Tenant, content: string) => (await node.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Room', content } })).json().data.id as string;
+      const tk = async (who: Tenant) => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: who.auth })).json().data.ticket as string;
+      const [big, other] = [await doc(x, 'a'.repeat(2000)), await doc(y, 'small')];
+      const c1 = connect(server, big, { ticket: await tk(x) });
+      await until(() => c1.provider.synced);
+      const refused = await tryUpgrade(`${server}/v1/collaboration/ws/${other}?ticket=${await tk(y)}`);
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), details: { retryAfterSeconds: 30, reason: 'COLLAB_MEMORY', requestId: expect.any(String) } } });
+      expect(JSON.parse(refused.body).error.message).toBe('This server holds as many documents open for collaboration as it may; retry shortly');
+      expect((await tryUpgrade(`${server}/v1/collaboration/ws/${big}?ticket=${await tk(x)}`)).status).toBe(101);
+      c1.provider.destroy();
+      await until(() => !liveRooms(node.platform).has(roomKey(x.orgId, big)));
+      expect((await tryUpgrade(`${server}/v1/collaboration/ws/${other}?ticket=${await tk(y)}`)).status).toBe(101);
+    } finally {
+      await node.close();
+    }
+  });
+});
+
 describe('open rooms per organization, sockets opened at once', () => {
   it('two sockets that both passed the check before the upgrade do not take the organization past its rooms: the second closes with 4429', async () => {
     const node = await buildTestApp({ collabMaxRoomsPerOrg: 1 });

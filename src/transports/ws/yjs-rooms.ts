@@ -68,6 +68,8 @@ export class Room {
    * measured again only near MAX_STATE_BYTES.
    */
   private stateBytes: number;
+  /** The size of the document's state when the room opened (what the registry counts against the node's budget). */
+  readonly openedBytes: number;
 
   /**
    * `unsubscribe` ends the room's subscription to its fan-out channel, which the registry opened before it read the
@@ -77,7 +79,7 @@ export class Room {
     private readonly hooks: RoomHooks, private readonly unsubscribe: () => void) {
     this.doc = doc;
     this.channel = collabChannel(orgId, documentId);
-    this.stateBytes = Y.encodeStateAsUpdate(doc).length;
+    this.stateBytes = this.openedBytes = Y.encodeStateAsUpdate(doc).length;
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onUpdate(update, origin));
@@ -369,8 +371,9 @@ export const ROOMS_RETRY_AFTER_SECONDS = 30;
 /**
  * Rooms of one platform on this node; a room loads once and closes when its last socket leaves. Each holds its
  * document's whole state in memory (up to MAX_STATE_BYTES), so one organization may have at most
- * `collabMaxRoomsPerOrg` rooms open (or opening) on the node: without a bound, one tenant opening sockets on many large
- * documents grows the process until it fails for every tenant.
+ * `collabMaxRoomsPerOrg` rooms open (or opening) on the node, and no room opens while the open ones hold
+ * `collabRoomsMaxBytes`: without a bound, one tenant opening sockets on many large documents grows the process until
+ * it fails for every tenant.
  */
 export class RoomRegistry {
   private rooms = new Map<string, Promise<Room>>();
@@ -380,19 +383,27 @@ export class RoomRegistry {
 
   /**
    * 429 RATE_LIMIT_EXCEEDED (with Retry-After) when opening this document would take its organization past its open
-   * rooms on this node; joining a room already open is always allowed.
+   * rooms on this node, 503 SERVICE_UNAVAILABLE when the node's rooms already hold their memory budget; joining a
+   * room already open is always allowed.
    */
   checkRoomLimit(orgId: string, documentId: string): void {
     if (this.rooms.has(collab.roomKey(orgId, documentId))) return;
     const max = this.platform.config.collabMaxRoomsPerOrg;
     let open = 0;
     for (const key of this.rooms.keys()) if (key.startsWith(`${orgId}:`)) open++;
-    if (open < max) return;
-    throw new AppError('RATE_LIMIT_EXCEEDED', `This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
-      { limit: max, retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_ROOMS' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
+    if (open >= max) {
+      throw new AppError('RATE_LIMIT_EXCEEDED', `This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
+        { limit: max, retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_ROOMS' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
+    }
+    // The node's budget: the rooms' states as they were loaded (a room still loading counts once it has loaded).
+    let bytes = 0;
+    for (const room of this.loaded.values()) bytes += room.openedBytes;
+    if (bytes < this.platform.config.collabRoomsMaxBytes) return;
+    throw new AppError('SERVICE_UNAVAILABLE', 'This server holds as many documents open for collaboration as it may; retry shortly',
+      { retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_MEMORY' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
   }
 
-  /** The document's room, opened (loaded) if it is not open yet; rejects with checkRoomLimit's 429 past the limit. */
+  /** The document's room, opened (loaded) if it is not open yet; rejects with checkRoomLimit's 429 or 503 past a bound. */
   get(orgId: string, documentId: string): Promise<Room> {
     const key = collab.roomKey(orgId, documentId);
     let r = this.rooms.get(key);
