@@ -469,6 +469,8 @@ describe('requests the HTTP parser refuses', () => {
     expect(r.status).toBe(400);
     expect(r.head).toMatch(/content-type: application\/json; charset=utf-8/i);
     expect(r.body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: 'Unknown HTTP method' } });
+    // Every answer names a request id, also one Node's parser refused before any request existed.
+    expect(r.head).toMatch(/\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\r\n/i);
   });
 
   it('headers over the size limit get the envelope: 431 PAYLOAD_TOO_LARGE', async () => {

@@ -1,11 +1,13 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { uuidv7 } from '../ids.js';
 
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them (an unknown method token, a malformed request line,
  * headers over the size limit, a request that never finished) still get the error envelope: 431
- * PAYLOAD_TOO_LARGE for oversize headers, 408 and 400 VALIDATION_ERROR otherwise. They cannot carry a request id or
- * rate-limit headers: no request exists yet. Fastify's clientErrorHandler option.
+ * PAYLOAD_TOO_LARGE for oversize headers, 408 and 400 VALIDATION_ERROR otherwise. No request exists yet, so no
+ * rate-limit budget is counted (nor its headers sent); the answer carries an X-Request-Id of its own, as every answer
+ * does. Fastify's clientErrorHandler option.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
@@ -17,6 +19,6 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   if (!socket.writable) { socket.destroy(err); return; }
   const body = JSON.stringify({ success: false, error: { code, message } });
   socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    + `X-Request-Id: ${uuidv7()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   socket.destroy(err);
 }
