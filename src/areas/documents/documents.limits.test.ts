@@ -217,7 +217,7 @@ describe('list items carry the content (spec 2.4), up to 32 MiB of it a page', (
     const first = await list(b, '/v1/documents?search=hefty&sort_by=title&sort_order=asc&limit=1');
     expect(first.statusCode).toBe(200);
     expect(first.json().data.items.map((d: { content: string }) => d.content.length)).toEqual([17 * MIB]);
-    // The search cache holds that item now: a page of it and the next one weighs both (34 MiB again).
+    // A page of it and the next one weighs both (34 MiB again), from the search cache's ranking.
     const both = errorOf(await list(b, '/v1/documents?search=hefty&sort_by=title&sort_order=asc&limit=2'), 400, 'INVALID_PARAMETER');
     expect(both.details).toEqual(PAGE_LIMIT);
     const second = await list(b, '/v1/documents?limit=1&offset=1');
@@ -231,5 +231,10 @@ describe('list items carry the content (spec 2.4), up to 32 MiB of it a page', (
     expect((await rpc('resources/list', {})).resources.map((r: { name: string }) => r.name).sort()).toEqual(['Hefty one', 'Hefty two']);
     const listed = (await rpc('tools/call', { name: 'documents.list', arguments: {} })).structuredContent.items;
     expect(listed.map((d: { excerpt: string; content?: string }) => [d.excerpt.length, d.content])).toEqual([[200, undefined], [200, undefined]]);
+    // A search too, ranked now or from the search cache's ranking.
+    for (const args of [{ search: 'hefty', sort_by: 'title', sort_order: 'desc' }, { search: 'hefty', sort_by: 'title', sort_order: 'asc' }]) {
+      const found = (await rpc('tools/call', { name: 'documents.search', arguments: args })).structuredContent.items;
+      expect(found.map((d: { title: string; content?: string }) => [d.title, d.content]).sort()).toEqual([['Hefty one', undefined], ['Hefty two', undefined]]);
+    }
   });
 });

@@ -27,8 +27,11 @@ const listColsOf = (a: string) => `${a}.org_id, ${a}.id, ${a}.kind, ${a}.project
 /** The content of the rows of one page (alias `a`), unless the page holds more than LIST_PAGE_CONTENT_BYTES. */
 const pageContentOf = (a: string) => `CASE WHEN sum(octet_length(${a}.content)) OVER () <= ${LIST_PAGE_CONTENT_BYTES} THEN ${a}.content END AS content,
   sum(octet_length(${a}.content)) OVER ()::float8 AS page_bytes`;
-/** A list page's columns from documents `a`: every row of the statement is on the page (no LIMIT after it). */
-const LIST_COLS = (a: string) => `${listColsOf(a)}, ${pageContentOf(a)}`;
+/**
+ * A list page's columns from documents `a`: every row of the statement is on the page (no LIMIT after it). Without
+ * content (callers that show titles only): `content` '' and nothing weighed.
+ */
+const LIST_COLS = (a: string, withContent = true) => (withContent ? `${listColsOf(a)}, ${pageContentOf(a)}` : `${listColsOf(a)}, ''::text AS content, 0::float8 AS page_bytes`);
 
 export interface NewDocument {
   id: string; kind: string; projectId: string | null; parentId: string | null; title: string; content: string;
@@ -142,11 +145,10 @@ const FILTERS = (a: string) => `${a}.org_id = $1 AND ($2::uuid IS NULL OR ${a}.p
 /** The list statement of a filter: plain or search (exported for tests). */
 export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sortOrder' | 'withContent'>): string {
   if (f.tsquery === undefined) {
-    const cols = f.withContent === false ? `${listColsOf('p')}, ''::text AS content, 0::float8 AS page_bytes` : LIST_COLS('p');
     // The total is an uncorrelated subquery (once, from an index), not count(*) OVER (), which would read every
     // document of the organization in full before LIMIT.
     // The page is cut first, then its content is weighed (a window over the page alone, not every document).
-    return `SELECT ${cols}, 0::float8 AS rank, p.total FROM (
+    return `SELECT ${LIST_COLS('p', f.withContent !== false)}, 0::float8 AS rank, p.total FROM (
         SELECT d.*, (SELECT count(*) FROM documents c WHERE ${FILTERS('c')}) AS total
           FROM documents d WHERE ${FILTERS('d')}
          ORDER BY ${ORDER[f.sortBy][f.sortOrder]} LIMIT $5 OFFSET $6) p
@@ -161,7 +163,7 @@ export function listDocumentsSql(f: Pick<ListFilter, 'tsquery' | 'sortBy' | 'sor
       SELECT m.*, count(*) OVER () AS total
         FROM documents_search_candidates(app_search_query($8::regconfig, $7), $2, $3, $4) m
        ORDER BY ${order} LIMIT $5 OFFSET $6)
-    SELECT ${LIST_COLS('d')}, page.match_rank::float8 AS rank, page.total
+    SELECT ${LIST_COLS('d', f.withContent !== false)}, page.match_rank::float8 AS rank, page.total
       FROM page JOIN documents d ON d.org_id = $1 AND d.id = page.match_id
      ORDER BY ${order.replaceAll('m.', 'page.')}`;
 }
@@ -203,10 +205,10 @@ const VERSION_SEEN = `COALESCE((SELECT change_seq FROM sync_changes WHERE org_id
  * The version the statement sees and the list rows of the given documents, from one snapshot in one round trip (the
  * search cache's hit path). With no ids, the version alone.
  */
-export async function versionAndRows(sql: Sql, orgId: string, ids: string[]): Promise<{ version: number; rows: DocumentRow[] }> {
+export async function versionAndRows(sql: Sql, orgId: string, ids: string[], withContent = true): Promise<{ version: number; rows: DocumentRow[] }> {
   if (ids.length === 0) return { version: (await sql.one<{ v: number }>(`SELECT ${VERSION_SEEN} AS v`, [orgId]))!.v, rows: [] };
   const r = await sql.query<DocumentRow & { v: number }>(`SELECT v.v, d.* FROM (SELECT ${VERSION_SEEN} AS v) v
-    LEFT JOIN LATERAL (SELECT ${LIST_COLS('x')} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
+    LEFT JOIN LATERAL (SELECT ${LIST_COLS('x', withContent)} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])) d ON true`, [orgId, ids]);
   return { version: r[0].v, rows: r.filter((x) => x.id !== null) };
 }
 
@@ -221,8 +223,8 @@ export async function searchTop(sql: Sql, orgId: string, f: ListFilter, depth: n
 }
 
 /** List rows of the given documents (any order). */
-export async function listRowsByIds(sql: Sql, orgId: string, ids: string[]): Promise<DocumentRow[]> {
-  return sql.query<DocumentRow>(`SELECT ${LIST_COLS('x')} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])`, [orgId, ids]);
+export async function listRowsByIds(sql: Sql, orgId: string, ids: string[], withContent = true): Promise<DocumentRow[]> {
+  return sql.query<DocumentRow>(`SELECT ${LIST_COLS('x', withContent)} FROM documents x WHERE x.org_id = $1 AND x.id = ANY($2::uuid[])`, [orgId, ids]);
 }
 
 /** The `documents.index` job's work: builds the weighted vector from the current title and content (of a sheet or deck, its JSON's values: migration 0064). */

@@ -175,8 +175,9 @@ export async function getDocument(ctx: ServiceContext, input: { id: string }): P
 
 /** Lists with filters; with `search`, only indexed documents match, ranked by ts_rank (title weighs more than content). */
 /**
- * `content: false` leaves the contents out of a plain list (items carry `content: ""`), for callers that show titles
- * only (MCP resources/list); a search always carries them (its items are remembered for every caller).
+ * `content: false` leaves the contents out (items carry `content: ""`), for callers that show titles and excerpts
+ * only (the MCP list tools and resources/list): nothing is weighed, and a search then uses the search cache for its
+ * ranking only (the items it remembers carry content).
  */
 export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput, opts: { content?: boolean } = {}): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
   const p = docAccess(ctx, 'document.view');
@@ -190,7 +191,7 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
   const filter: repo.ListFilter = {
     projectId: input.project_id, parentId: input.parent_id, kind: input.kind, tsquery: tsquery ?? undefined,
     queryConfig: searching ? searchLanguage(input.language) : undefined, sortBy, sortOrder: input.sort_order ?? 'desc', limit, offset,
-    withContent: searching || opts.content !== false,
+    withContent: opts.content !== false,
   };
   if (searching && offset + limit <= SEARCH_CACHE_DEPTH) return searchPage(ctx, p.orgId, filter);
   return ctx.platform.db.tenant(p.orgId, async (sql) => {
@@ -216,7 +217,7 @@ async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListF
   const { limit, offset } = filter;
   return ctx.platform.db.tenant(orgId, async (sql) => {
     const peeked = cache.peek(key);
-    const page = (peeked && (await fromCache(sql, cache, key, peeked, orgId, offset, offset + limit))) || (await rankInto(sql, cache, key, orgId, filter));
+    const page = (peeked && (await fromCache(sql, cache, key, peeked, orgId, offset, offset + limit, filter.withContent !== false))) || (await rankInto(sql, cache, key, orgId, filter));
     // A hole only if the document was deleted after the ranking (the next search ranks again).
     return { items: page.items.filter((item): item is DocumentListItemT => item !== undefined), total: page.total, limit, offset };
   });
@@ -227,7 +228,12 @@ async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListF
  * is what the entry held when the statement was sent plus those rows, never items another request stored meanwhile
  * (search-cache.ts says why); undefined if the entry is stale.
  */
-async function fromCache(sql: Sql, cache: SearchCache, key: string, entry: SearchCacheEntry, orgId: string, from: number, to: number): Promise<RankedPage | undefined> {
+async function fromCache(sql: Sql, cache: SearchCache, key: string, entry: SearchCacheEntry, orgId: string, from: number, to: number, withContent: boolean): Promise<RankedPage | undefined> {
+  if (!withContent) {
+    // The ranking only: the page's rows are read without content, and not remembered (remembered items carry it).
+    const r = await repo.versionAndRows(sql, orgId, entry.ids.slice(from, to), false);
+    return cache.check(key, entry, r.version) ? { total: entry.total, items: pageItems(entry, r.rows, from, to) } : undefined;
+  }
   const held = heldItems(entry, from, to);
   const missing = held.flatMap((item, i) => (item ? [] : [entry.ids[from + i]]));
   const r = await repo.versionAndRows(sql, orgId, missing);
@@ -248,7 +254,9 @@ async function rankInto(sql: Sql, cache: SearchCache, key: string, orgId: string
   cache.set(key, entry);
   const { offset, limit } = filter;
   const ids = entry.ids.slice(offset, offset + limit);
-  const rows = ids.length ? await repo.listRowsByIds(sql, orgId, ids) : [];
+  const withContent = filter.withContent !== false;
+  const rows = ids.length ? await repo.listRowsByIds(sql, orgId, ids, withContent) : [];
+  if (!withContent) return { total: entry.total, items: pageItems(entry, rows, offset, offset + limit) };
   rowsFit(rows, limit);
   const read = pageItems(entry, rows, offset, offset + limit);
   cache.fill(key, entry, offset, read);
@@ -273,8 +281,8 @@ function pageItems(entry: SearchCacheEntry, rows: repo.DocumentRow[], from: numb
 }
 
 /** Alias for tools: search is listDocuments with a `search` text. */
-export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsInput & { search: string }) {
-  return listDocuments(ctx, input);
+export async function searchDocuments(ctx: ServiceContext, input: ListDocumentsInput & { search: string }, opts: { content?: boolean } = {}) {
+  return listDocuments(ctx, input, opts);
 }
 
 export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentInput & { id: string }): Promise<DocumentOutT> {

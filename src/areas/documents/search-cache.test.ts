@@ -47,18 +47,28 @@ describe('search cache (unit)', () => {
   });
 
   it('an item weighs one more for every 1,100 characters of its content: a large document pushes out many small ones', () => {
-    const cache = new SearchCache({ maxEntries: 10, maxItems: 10 });
+    const cache = new SearchCache({ maxEntries: 10, maxItems: 2_000 }); // items up to weight 10 (2,000 / 200 positions) are kept
     const small = entry(1);
-    const large = entry(1);
     cache.set('small', small);
     cache.fill('small', small, 0, [item('id0'), item('id1'), item('id2', 'x'.repeat(1_099))]);
     expect(cache.items).toBe(3);
+    const large = entry(1, 200);
     cache.set('large', large);
-    cache.fill('large', large, 0, [item('id0', 'x'.repeat(2_200))]); // 3: 6 in all
-    expect(cache.items).toBe(6);
-    cache.fill('large', large, 1, [item('id1', 'x'.repeat(5_500))]); // 6: 12 in all, over 10: the least recently used out
-    expect(cache.peek('small')).toBeUndefined();
-    expect(cache.items).toBe(9);
+    cache.fill('large', large, 0, [item('id0', 'x'.repeat(7_700))]); // weight 8: 11 in all
+    expect(cache.items).toBe(11);
+    const heavy = 'x'.repeat(10 * 1_100 - 1); // weight 10, the most an item may weigh
+    cache.fill('large', large, 1, Array.from({ length: 199 }, (_, i) => item(`id${i + 1}`, heavy))); // 1,990 more: 2,001, over 2,000
+    expect(cache.peek('small')).toBeUndefined(); // the least recently used went
+    expect(cache.items).toBe(1_998);
+  });
+
+  it('an item heavier than maxItems / depth is not kept (its page reads it again), so one entry stays within the bound', () => {
+    const cache = new SearchCache({ maxEntries: 10, maxItems: 2_000 });
+    const e = entry(1, 3);
+    cache.set('k', e);
+    cache.fill('k', e, 0, [item('id0', 'x'.repeat(11 * 1_100)), item('id1'), item('id2', 'x'.repeat(10 * 1_100))]);
+    expect([e.items[0], e.items[1]?.id, e.items[2]]).toEqual([undefined, 'id1', undefined]);
+    expect(cache.items).toBe(1);
   });
 
   it('keeps at most maxEntries entries', () => {

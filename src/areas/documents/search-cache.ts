@@ -29,7 +29,9 @@ import type { DocumentListItemT } from './documents.schemas.js';
  *
  * Per node; another node keeps its own. At most MAX_ENTRIES entries and MAX_ITEMS list items (least recently used
  * out), an item weighing one more for every ITEM_BYTES of its content: list items carry the content (spec 2.4), and
- * a few large documents must not hold the memory of thousands of small ones.
+ * a few large documents must not hold the memory of thousands of small ones. An item heavier than MAX_ITEMS /
+ * SEARCH_CACHE_DEPTH (~110 KB of content) is not kept at all (its page reads it again), so even one entry, which
+ * eviction never drops while it is the only one, stays within MAX_ITEMS.
  */
 export const SEARCH_CACHE_DEPTH = 200;
 const MAX_ENTRIES = 1_000;
@@ -49,7 +51,11 @@ export class SearchCache {
   private entries = new Map<string, SearchCacheEntry>();
   private itemCount = 0;
 
-  constructor(private readonly limits = { maxEntries: MAX_ENTRIES, maxItems: MAX_ITEMS }) {}
+  private readonly maxItemWeight: number;
+
+  constructor(private readonly limits = { maxEntries: MAX_ENTRIES, maxItems: MAX_ITEMS }) {
+    this.maxItemWeight = Math.max(1, Math.floor(limits.maxItems / SEARCH_CACHE_DEPTH));
+  }
 
   /** The entry of a key whatever its version (to check its version and read its missing items in one statement). */
   peek(key: string): SearchCacheEntry | undefined { return this.entries.get(key); }
@@ -80,7 +86,7 @@ export class SearchCache {
   fill(key: string, entry: SearchCacheEntry, from: number, items: Array<DocumentListItemT | undefined>): void {
     const current = this.entries.get(key) === entry;
     items.forEach((item, i) => {
-      if (!item || entry.items[from + i]) return;
+      if (!item || entry.items[from + i] || itemWeight(item) > this.maxItemWeight) return;
       entry.items[from + i] = Object.freeze(item); // shared by every response the entry answers
       if (current) this.itemCount += itemWeight(item);
     });

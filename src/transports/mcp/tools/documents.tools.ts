@@ -21,7 +21,7 @@ export const documentsTools = defineTools([
     description: 'Full-text search of documents by title and content (prefix matching, ranked by relevance); optional project_id, parent_id, kind and language filters. Results carry an excerpt, not the content: use documents.get for that.',
     keywords: ['find', 'query', 'lookup', 'knowledge', 'notes', 'text'],
     input: SearchInput,
-    run: async (ctx, a) => titlesOnly(await docs.searchDocuments(ctx, a as Parameters<typeof docs.searchDocuments>[1])),
+    run: async (ctx, a) => titlesOnly(await docs.searchDocuments(ctx, a as Parameters<typeof docs.searchDocuments>[1], { content: false })),
   },
   {
     name: 'documents.list', title: 'List documents', access: 'read', route: 'GET /v1/documents',
