@@ -578,6 +578,36 @@ describe('open rooms per node', () => {
   });
 });
 
+describe('open rooms per node, sockets opened at once', () => {
+  it('rooms that all passed the check before loading go past COLLAB_ROOMS_MAX_MB by one room at most: the rest close with 1013', async () => {
+    const node = await buildTestApp({ collabRoomsMaxBytes: 1000 });
+    try {
+      const server = await listenLocally(node);
+      const x = await newTenant(node.app);
+      const ids: string[] = [];
+      const tickets: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        ids.push((await node.app.inject({ method: 'POST', url: '/v1/documents', headers: x.auth, payload: { title: 'Room', content: 'a'.repeat(2000) } })).json().data.id);
+        tickets.push((await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: x.auth })).json().data.ticket);
+      }
+      // Opened together: every socket passes the check before the upgrade while no room has loaded yet.
+      const outcomes = await Promise.all(ids.map((id, i) => new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${server}/v1/collaboration/ws/${id}?ticket=${tickets[i]}`);
+        let opened = false;
+        ws.on('open', () => { opened = true; setTimeout(() => { resolve(101); ws.close(); }, 1_500); });
+        ws.on('close', (code) => { if (opened) resolve(code === 1005 ? 101 : code); });
+        ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
+        ws.on('error', () => {});
+      })));
+      // Each room holds over 2,000 bytes against a budget of 1,000: one room, whichever loaded first.
+      expect(outcomes.filter((o) => o === 101)).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== 101).every((o) => o === 1013 || o === 503)).toBe(true);
+    } finally {
+      await node.close();
+    }
+  });
+});
+
 describe('open rooms per organization, sockets opened at once', () => {
   it('two sockets that both passed the check before the upgrade do not take the organization past its rooms: the second closes with 4429', async () => {
     const node = await buildTestApp({ collabMaxRoomsPerOrg: 1 });

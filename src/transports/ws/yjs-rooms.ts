@@ -395,7 +395,15 @@ export class RoomRegistry {
       throw new AppError('RATE_LIMIT_EXCEEDED', `This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
         { limit: max, retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_ROOMS' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
     }
-    // The node's budget: the rooms' states as they were loaded (a room still loading counts once it has loaded).
+    this.checkMemory();
+  }
+
+  /**
+   * The node's budget: the rooms' states as they were loaded. A room still loading counts once it has loaded, so the
+   * check runs again then (get): of rooms opened at once, those that finish loading after the budget is reached are
+   * refused too, and the rooms exceed it by one room's size at most.
+   */
+  private checkMemory(): void {
     let bytes = 0;
     for (const room of this.loaded.values()) bytes += room.openedBytes;
     if (bytes < this.platform.config.collabRoomsMaxBytes) return;
@@ -423,6 +431,7 @@ export class RoomRegistry {
       const entry: collab.LiveRoom = { doc: undefined, hear: (u) => { if (room) room.hear(u); else heard.push(u); } };
       collab.liveRooms(this.platform).set(key, entry);
       r = collab.loadState(this.platform, orgId, documentId).then((doc) => {
+        try { this.checkMemory(); } catch (err) { doc.destroy(); throw err; }
         room = new Room(this.platform, orgId, documentId, doc, {
           empty: (empty) => void this.close(key, empty),
           deleted: () => void this.evict(orgId, documentId, { fromAnotherNode: true }),
