@@ -54,6 +54,20 @@ function tryUpgrade(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
+/**
+ * How a socket ends up: 'open' when still open after `holdMs` (then closed by the test), `closed <code>` when the
+ * server closed it after the upgrade, `refused <status>` when the upgrade was refused.
+ */
+function socketOutcome(url: string, holdMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => setTimeout(() => { resolve('open'); ws.close(); }, holdMs));
+    ws.on('close', (code) => resolve(`closed ${code}`));
+    ws.on('unexpected-response', (_q, res) => resolve(`refused ${res.statusCode}`));
+    ws.on('error', () => {});
+  });
+}
+
 describe('collaboration', () => {
   it('issues 64-hex single-use tickets', async () => {
     const r = await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: a.auth });
@@ -591,17 +605,10 @@ describe('open rooms per node, sockets opened at once', () => {
         tickets.push((await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: x.auth })).json().data.ticket);
       }
       // Opened together: every socket passes the check before the upgrade while no room has loaded yet.
-      const outcomes = await Promise.all(ids.map((id, i) => new Promise<number>((resolve) => {
-        const ws = new WebSocket(`${server}/v1/collaboration/ws/${id}?ticket=${tickets[i]}`);
-        let opened = false;
-        ws.on('open', () => { opened = true; setTimeout(() => { resolve(101); ws.close(); }, 1_500); });
-        ws.on('close', (code) => { if (opened) resolve(code === 1005 ? 101 : code); });
-        ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
-        ws.on('error', () => {});
-      })));
+      const outcomes = await Promise.all(ids.map((id, i) => socketOutcome(`${server}/v1/collaboration/ws/${id}?ticket=${tickets[i]}`, 1_500)));
       // Each room holds over 2,000 bytes against a budget of 1,000: one room, whichever loaded first.
-      expect(outcomes.filter((o) => o === 101)).toHaveLength(1);
-      expect(outcomes.filter((o) => o !== 101).every((o) => o === 1013 || o === 503)).toBe(true);
+      expect(outcomes.filter((o) => o === 'open')).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== 'open').every((o) => o === 'closed 1013' || o === 'refused 503')).toBe(true);
     } finally {
       await node.close();
     }
@@ -629,13 +636,7 @@ describe('open rooms per organization, sockets opened at once', () => {
         return r;
       }) as typeof db.tenant;
       // Each socket ends as: still open after a while, or closed after the upgrade (with its code).
-      const outcomes = await Promise.all(urls.map((url) => new Promise<string>((resolve) => {
-        const ws = new WebSocket(url);
-        ws.on('open', () => setTimeout(() => { resolve('open'); ws.close(); }, 1000));
-        ws.on('close', (code) => resolve(`closed ${code}`));
-        ws.on('unexpected-response', (_q, res) => resolve(`refused ${res.statusCode}`));
-        ws.on('error', () => {});
-      })));
+      const outcomes = await Promise.all(urls.map((url) => socketOutcome(url, 1000)));
       expect(outcomes.filter((o) => o === 'open')).toHaveLength(1);
       expect(outcomes.filter((o) => o !== 'open')).toEqual(['closed 4429']);
       expect(liveRooms(node.platform).size).toBeLessThanOrEqual(1);
