@@ -245,6 +245,29 @@ describe('formula cycles', () => {
   });
 });
 
+describe('formula chains', () => {
+  // Listed bottom-up, so the last link is asked first (a running total filled upwards): deeper than the call stack.
+  const chain = (links: number, first: { v?: number; f?: string }) => {
+    const cells: Record<string, { v?: number; f?: string }> = {};
+    for (let r = links; r >= 2; r--) cells[`A${r}`] = { f: `=A${r - 1}+1` };
+    cells.A1 = first;
+    return cells;
+  };
+
+  it('a chain of 20,000 formulas has its value whichever cell is asked first, alone or through a range', () => {
+    const cells = { ...chain(20_000, { v: 1 }), B1: { f: '=SUM(A19998:A20000)' } };
+    const v = evaluate({ name: 's', cells });
+    expect(v('B1')).toBe(19_998 + 19_999 + 20_000);
+    expect(v('A20000')).toBe(20_000);
+    expect(evaluate({ name: 's', cells })('A20000')).toBe(20_000);
+  });
+
+  it('an error or a cycle at the start of a long chain reaches its end', () => {
+    expect(evaluate({ name: 's', cells: chain(20_000, { f: '=1/0' }) })('A20000')).toBe('#ERROR!');
+    expect(evaluate({ name: 's', cells: chain(20_000, { f: '=A3' }) })('A20000')).toBe('#CYCLE!');
+  });
+});
+
 describe('deck content', () => {
   const deck = (slides: unknown) => ({ slides });
   it('PUT of a deck validates its content: JSON, {"slides":[{id,title,body}]}, 1-1000 slides, unique ids, bounded fields', async () => {

@@ -143,6 +143,8 @@ export const MAX_FORMULA_TEXT = 32_767;
  * reading such a cell gets its text.
  */
 export const MAX_SHOWN_FORMULA_TEXT = 10_000_000;
+/** Cells one range may cover. */
+const MAX_RANGE_CELLS = 100_000;
 /** Longest text read as a number (`="  7"+1`): no number needs more, and converting longer text costs its length. */
 const MAX_NUMBER_TEXT = 255;
 
@@ -257,9 +259,46 @@ function evaluateSheet(sheet: Sheet, admitted: Set<string>): (ref: string) => Ce
     cache.set(ref, out);
     return out;
   };
-  return (ref) => {
-    try { return read(ref); } catch (err) { if (err instanceof Cycle) return CYCLE; throw err; }
+  // Before a formula is read, the formulas it depends on are read in dependency order from an explicit stack, so
+  // read() finds them cached and recurses one formula deep, not once per link of a chain: a running total listed
+  // bottom-up (A1000 =A999+1, ..., asked first) would otherwise pass the stack's depth (~800 links) and show #ERROR!.
+  // Only a cycle still recurses, over its own cells.
+  const settled = (ref: string) => !sheet.cells[ref]?.f || cache.has(ref) || cyclic.has(ref);
+  const settle = (root: string) => {
+    const entered = new Set<string>();
+    const stack: Array<[ref: string, depsDone: boolean]> = [[root, false]];
+    while (stack.length > 0) {
+      const [ref, depsDone] = stack.pop()!;
+      if (settled(ref)) continue;
+      if (depsDone) {
+        try { read(ref); } catch (err) { if (!(err instanceof Cycle)) throw err; }
+        continue;
+      }
+      if (entered.has(ref)) continue; // on a cycle, or reached again before it was read: read() takes it from here
+      entered.add(ref);
+      stack.push([ref, true]);
+      // A formula past a bound reads nothing (read() gives #ERROR! at once).
+      if (admitted.has(ref)) for (const dep of referencedFormulaCells(sheet, sheet.cells[ref].f!)) if (!settled(dep) && !entered.has(dep)) stack.push([dep, false]);
+    }
   };
+  return (ref) => {
+    try { settle(ref); return read(ref); } catch (err) { if (err instanceof Cycle) return CYCLE; throw err; }
+  };
+}
+
+/** The formula cells a formula refers to, alone or in a range (a range past the evaluator's size reads nothing). */
+function referencedFormulaCells(sheet: Sheet, formula: string): string[] {
+  const out: string[] = [];
+  for (const tok of formula.match(FORMULA_TOKENS) ?? []) {
+    if (!/^[A-Z]{1,3}[0-9]+(:|$)/.test(tok)) continue;
+    const [a, b = a] = tok.split(':').map(parseRef);
+    if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > MAX_RANGE_CELLS) continue;
+    for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) {
+      const col = colName(c);
+      for (let r = Math.min(a.row, b.row) + 1; r <= Math.max(a.row, b.row) + 1; r++) if (sheet.cells[col + r]?.f) out.push(col + r);
+    }
+  }
+  return out;
 }
 
 const notANumber = (): never => { throw new Error('not a number'); };
@@ -413,7 +452,7 @@ class Parser {
   private range(t: string): Val[] {
     const [a, b] = t.split(':').map(parseRef);
     // Cells in the range, both ends included (a single row or column counts too).
-    if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > 100_000) throw new Error('range');
+    if (!a || !b || (Math.abs(b.row - a.row) + 1) * (Math.abs(b.col - a.col) + 1) > MAX_RANGE_CELLS) throw new Error('range');
     const out: Val[] = [];
     const cols: string[] = []; // the column letters, once per range, not once per cell
     for (let c = Math.min(a.col, b.col); c <= Math.max(a.col, b.col); c++) cols.push(colName(c));
