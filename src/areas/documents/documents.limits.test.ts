@@ -202,17 +202,26 @@ describe('list items carry the content (spec 2.4), up to 32 MiB of it a page', (
     expect(contents(await list(b, '/v1/documents?search=capybara&limit=50&offset=190'))).toEqual({}); // past the cache's depth: the list statement
   });
 
-  it('a page whose documents hold more than 32 MiB of content is 400 INVALID_PARAMETER naming limit; fewer per page are listed', async () => {
+  it('a page whose documents hold more than 32 MiB of content is 400 INVALID_PARAMETER naming limit; fewer per page are listed; a page without limit shrinks', async () => {
     const b = await newTenant(t.app, { name: 'doc-list-heavy' });
     const ids: string[] = [];
     for (const title of ['Hefty one', 'Hefty two']) ids.push((await post(b, { title, content: 'small for now' })).json().data.id);
     await indexNow(b);
     // 17 MiB each (written past the API's 10 MiB limit, as a database restored from elsewhere might hold): two are 34 MiB.
     await t.platform.db.sys.exec(`UPDATE documents SET content = repeat('h', 17 * 1048576) WHERE org_id = $1`, [b.orgId]);
-    for (const url of ['/v1/documents', '/v1/documents?search=hefty', '/v1/documents?search=hefty&sort_by=title&sort_order=asc&offset=0&limit=2']) {
+    for (const url of ['/v1/documents?limit=50', '/v1/documents?search=hefty&limit=2', '/v1/documents?search=hefty&sort_by=title&sort_order=asc&offset=0&limit=2']) {
       const e = errorOf(await list(b, url), 400, 'INVALID_PARAMETER');
       expect({ url, details: e.details }).toEqual({ url, details: PAGE_LIMIT });
       expect(e.message).toMatch(/^The documents of this page hold 34 MiB of content, more than one page carries \(32 MiB\): ask for fewer with "limit" \(it is \d+\), or read the largest with GET \/v1\/documents\/\{id\}$/);
+    }
+    // Without limit, the default page of 50 carries what fits: one here; pagination.limit says so, the next page is at
+    // offset + limit (where the one left fits a page of 50), and together the pages list both.
+    for (const url of ['/v1/documents', '/v1/documents?search=hefty']) {
+      const pages = [await list(b, url), await list(b, `${url}${url.includes('?') ? '&' : '?'}offset=1`)];
+      expect(pages.map((r) => [r.statusCode, r.json().pagination])).toEqual([
+        [200, { total: 2, limit: 1, offset: 0, has_more: true }], [200, { total: 2, limit: 50, offset: 1, has_more: false }]]);
+      expect(pages.flatMap((r) => r.json().data.items.map((d: { id: string; content: string }) => [d.id, d.content.length])).sort())
+        .toEqual(ids.map((id) => [id, 17 * MIB]).sort());
     }
     const first = await list(b, '/v1/documents?search=hefty&sort_by=title&sort_order=asc&limit=1');
     expect(first.statusCode).toBe(200);

@@ -53,6 +53,8 @@ export const UpdateDocumentBody = Type.Object({
 }, strict);
 export type UpdateDocumentInput = Omit<Static<typeof UpdateDocumentBody>, 'metadata'> & { metadata?: Record<string, unknown> };
 
+/** Documents per list page when the request names no `limit`. */
+export const DEFAULT_LIST_LIMIT = 50;
 export const SORT_FIELDS = ['relevance', 'created_at', 'updated_at', 'title'] as const;
 export const ListDocumentsQuery = Type.Object({
   project_id: Type.Optional(Uuid),
@@ -63,6 +65,8 @@ export const ListDocumentsQuery = Type.Object({
   sort_by: Type.Optional(Type.Union(SORT_FIELDS.map((s) => Type.Literal(s)), { description: 'default: relevance with search, else updated_at' })),
   sort_order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
   ...OffsetQuery(50, 100),
+  // No default inserted by validation: the service applies it, and a default page shrinks to what it can carry.
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: `default ${DEFAULT_LIST_LIMIT}, fewer when those documents hold more than 32 MiB of content (the answer's pagination.limit says how many)` })),
 });
 export type ListDocumentsInput = Static<typeof ListDocumentsQuery>;
 

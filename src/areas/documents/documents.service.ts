@@ -9,7 +9,7 @@ import { enqueue } from '../../core/jobs.js';
 import { uuidv7 } from '../../core/ids.js';
 import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
-import { MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
+import { DEFAULT_LIST_LIMIT, MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
 import { requireProject } from '../projects/project-access.js';
 import { replaceContentInTx, roomsHear } from './collab.service.js';
@@ -59,15 +59,20 @@ function toListItem(r: repo.DocumentRow, withRank: boolean, rank?: number): Docu
 
 /**
  * A list page carries the content of its documents (spec 2.4), up to repo.LIST_PAGE_CONTENT_BYTES in all: past that
- * the statement left the contents unread and the request is refused, naming what to change. A page of one document
- * always fits (content is at most 10 MiB), so every document can be listed.
+ * the statement left the contents unread and the request is refused, naming what to change (a page without a
+ * `limit` is asked again with fewer: listDocuments). A page of one document always fits (content is at most 10 MiB),
+ * so every document can be listed.
  */
+class PageContentTooLarge extends AppError {
+  constructor(readonly bytes: number, limit: number) {
+    const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
+    super('INVALID_PARAMETER',
+      `The documents of this page hold ${mib(bytes)} of content, more than one page carries (${mib(repo.LIST_PAGE_CONTENT_BYTES)}): ask for fewer with "limit" (it is ${limit}), or read the largest with GET /v1/documents/{id}`,
+      { field: 'limit', maxBytes: repo.LIST_PAGE_CONTENT_BYTES, bytes });
+  }
+}
 function assertPageFits(bytes: number, limit: number): void {
-  if (bytes <= repo.LIST_PAGE_CONTENT_BYTES) return;
-  const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`;
-  throw new AppError('INVALID_PARAMETER',
-    `The documents of this page hold ${mib(bytes)} of content, more than one page carries (${mib(repo.LIST_PAGE_CONTENT_BYTES)}): ask for fewer with "limit" (it is ${limit}), or read the largest with GET /v1/documents/{id}`,
-    { field: 'limit', maxBytes: repo.LIST_PAGE_CONTENT_BYTES, bytes });
+  if (bytes > repo.LIST_PAGE_CONTENT_BYTES) throw new PageContentTooLarge(bytes, limit);
 }
 const rowsFit = (rows: repo.DocumentRow[], limit: number) => assertPageFits(rows.length ? Number(rows[0].page_bytes ?? 0) : 0, limit);
 
@@ -179,9 +184,25 @@ export async function getDocument(ctx: ServiceContext, input: { id: string }): P
  * only (the MCP list tools and resources/list): nothing is weighed, and a search then uses the search cache for its
  * ranking only (the items it remembers carry content).
  */
-export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput, opts: { content?: boolean } = {}): Promise<{ items: DocumentListItemT[]; total: number; limit: number; offset: number }> {
+export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInput, opts: { content?: boolean } = {}): Promise<ListPage> {
+  if (input.limit !== undefined) return listPage(ctx, input, input.limit, opts);
+  // No `limit`: the default page, with fewer documents when they hold more content than a page carries (the answer's
+  // limit says how many, so the next page is still offset + limit). One asks at most a few times: each try scales
+  // the page by how far over it was.
+  for (let limit = DEFAULT_LIST_LIMIT; ;) {
+    try {
+      return await listPage(ctx, input, limit, opts);
+    } catch (err) {
+      if (!(err instanceof PageContentTooLarge) || limit === 1) throw err;
+      limit = Math.max(1, Math.min(limit - 1, Math.floor((limit * repo.LIST_PAGE_CONTENT_BYTES) / err.bytes)));
+    }
+  }
+}
+
+type ListPage = { items: DocumentListItemT[]; total: number; limit: number; offset: number };
+
+async function listPage(ctx: ServiceContext, input: ListDocumentsInput, limit: number, opts: { content?: boolean }): Promise<ListPage> {
   const p = docAccess(ctx, 'document.view');
-  const limit = input.limit ?? 50;
   const offset = input.offset ?? 0;
   const searching = input.search !== undefined && input.search.trim() !== '';
   const tsquery = searching ? toPrefixTsquery(input.search!) : undefined;
@@ -202,7 +223,6 @@ export async function listDocuments(ctx: ServiceContext, input: ListDocumentsInp
   });
 }
 
-type SearchPageOut = { items: DocumentListItemT[]; total: number; limit: number; offset: number };
 /** A page of a search: the total and the list items of its positions (undefined where no row came back). */
 type RankedPage = { total: number; items: Array<DocumentListItemT | undefined> };
 
@@ -211,7 +231,7 @@ type RankedPage = { total: number; items: Array<DocumentListItemT | undefined> }
  * documents have not changed since it was filled (search-cache.ts), else ranked now and remembered. Only list items
  * the entry does not hold yet are read.
  */
-async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<SearchPageOut> {
+async function searchPage(ctx: ServiceContext, orgId: string, filter: repo.ListFilter): Promise<ListPage> {
   const cache = searchCache(ctx.platform);
   const key = JSON.stringify([orgId, filter.tsquery, filter.queryConfig, filter.projectId ?? null, filter.parentId ?? null, filter.kind ?? null, filter.sortBy, filter.sortOrder]);
   const { limit, offset } = filter;
