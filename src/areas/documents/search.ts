@@ -24,7 +24,7 @@ export function searchLanguage(tag: unknown): string {
  * interpreted. null when the text has no word.
  */
 export function toPrefixTsquery(text: string): string | null {
-  // Lowercased here with Unicode case mapping, as the documents' text is before it is indexed (migration 0065): the
+  // Lowercased here with Unicode case mapping, as the documents' text is before it is indexed (migration 0067): the
   // database's own lowercasing may be ASCII only (the C locale).
   const pieces = text.normalize('NFKC').toLowerCase().split(/\s+/u).filter((c) => /[\p{L}\p{N}]/u.test(c)).slice(0, 32);
   if (pieces.length === 0) return null;
