@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -137,6 +137,18 @@ describe('a crash during the first initdb', () => {
     expect(logs.join('\n')).toContain('removing an unfinished initdb');
     await again.stop();
   }, 120_000);
+});
+
+describe('a cluster made by another PostgreSQL major', () => {
+  it('is refused with what to do, and left as it was', async () => {
+    const dir = tempDataDir();
+    mkdirSync(path.join(dir, 'pg'));
+    writeFileSync(path.join(dir, 'pg', 'PG_VERSION'), '17\n');
+    const refusal = await start(dir).then(() => 'started', (err: Error) => err.message);
+    expect(refusal).toMatch(/^The embedded PostgreSQL cluster in .*\/pg was made by PostgreSQL 17; this release runs PostgreSQL 18\.\d+, which cannot open it\. Nothing was changed\. Start the release that made it, or move the data to a PostgreSQL 18 server \(README, "Upgrading": dump with pg_dump, restore, then start with DATABASE_URL\)\.$/);
+    expect(readdirSync(path.join(dir, 'pg'))).toEqual(['PG_VERSION']);
+    expect(existsSync(path.join(dir, 'embedded-pg.lock'))).toBe(false);
+  });
 });
 
 describe('the DATA_DIR lock', () => {

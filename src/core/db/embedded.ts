@@ -229,6 +229,20 @@ export function hasCluster(dataDir: string): boolean {
 }
 
 /**
+ * A cluster is opened only by the PostgreSQL major that made it (its files differ between majors). PostgreSQL's own
+ * refusal names versions only; a release whose embedded PostgreSQL is a new major must say what to do with the data.
+ */
+function assertSameMajor(pgData: string, postgres: string): void {
+  const made = readFileSync(path.join(pgData, 'PG_VERSION'), 'utf8').trim();
+  const version = execFileSync(postgres, ['--version'], { encoding: 'utf8' }).match(/(\d+)(?:\.\d+)*/);
+  const runs = version?.[1];
+  if (!runs || made === runs) return;
+  throw new Error(`The embedded PostgreSQL cluster in ${pgData} was made by PostgreSQL ${made}; this release runs PostgreSQL ${version[0]}, `
+    + `which cannot open it. Nothing was changed. Start the release that made it, or move the data to a PostgreSQL ${runs} server `
+    + '(README, "Upgrading": dump with pg_dump, restore, then start with DATABASE_URL).');
+}
+
+/**
  * Creates the cluster in a temporary sibling directory, moved into place only once initdb succeeded: a crash during
  * initdb (Ctrl-C on the first start) must not leave a half-made cluster whose PG_VERSION would stop later starts from
  * creating it again. A temporary directory left by such a crash is removed first.
@@ -286,6 +300,7 @@ async function startLocked(opts: EmbeddedPgOptions, root: string, pgData: string
   const portFile = path.join(root, 'pg-port');
 
   await createCluster(root, pgData, bins, ids, log);
+  assertSameMajor(pgData, bins.postgres);
   if (ids.uid !== undefined && statSync(pgData).uid !== ids.uid) chownSync(pgData, ids.uid, ids.gid!);
   await recoverStale(pgData, log);
 
