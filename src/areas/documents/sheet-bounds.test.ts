@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ExcelJS from 'exceljs';
 import { buildTestApp, newTenant, type TestApp, type Tenant } from '../../../test/helpers.js';
-import { MAX_FORMULA_CELLS, MAX_FORMULA_LENGTH, MAX_FORMULA_TEXT, MAX_RECALCULATION_WORK, MAX_SHOWN_FORMULA_TEXT, evaluate, evaluateWorkbook, workbookDisplay, type Cell } from './sheet-model.js';
+import { MAX_FORMULA_CELLS, MAX_FORMULA_LENGTH, MAX_FORMULA_TEXT, MAX_RECALCULATION_WORK, MAX_SHOWN_FORMULA_TEXT, RANGE_CELLS_PER_UNIT, evaluate, evaluateWorkbook, workbookDisplay, type Cell, type CellValue } from './sheet-model.js';
 import { editCell, openSheetSession } from './sheet-edit.service.js';
 
 /**
@@ -13,7 +13,7 @@ const valuesOf = (cells: Record<string, Cell>, refs: string[]) => { const v = ev
 
 describe('bounds on formula work (the model)', () => {
   it('the bounds are the documented ones', () => {
-    expect([MAX_FORMULA_LENGTH, MAX_FORMULA_CELLS, MAX_RECALCULATION_WORK, MAX_FORMULA_TEXT, MAX_SHOWN_FORMULA_TEXT]).toEqual([8192, 100_000, 250_000, 32_767, 10_000_000]);
+    expect([MAX_FORMULA_LENGTH, MAX_FORMULA_CELLS, MAX_RECALCULATION_WORK, RANGE_CELLS_PER_UNIT, MAX_FORMULA_TEXT, MAX_SHOWN_FORMULA_TEXT]).toEqual([8192, 100_000, 250_000, 10, 32_767, 10_000_000]);
   });
 
   it('a formula whose references cover more than 100,000 cells in all (repeats counted) is #ERROR! and is not evaluated', () => {
@@ -34,22 +34,34 @@ describe('bounds on formula work (the model)', () => {
     expect(valuesOf({ A1: { f: longest }, A2: { f: `${longest}0` } }, ['A1', 'A2'])).toEqual([4096, '#ERROR!']);
   });
 
-  it('the recalculation budget (each formula its length plus its cells) is spent in the order of the content, sheet by sheet, whichever cell is asked first', () => {
-    const sum100k = '=SUM(A1:A100000)'; // 16 characters + 100,000 cells
+  it('the recalculation budget (each formula its length, its single references and a tenth of its range cells) is spent in the order of the content, sheet by sheet, whichever cell is asked first', () => {
+    const sum100k = '=SUM(A1:A100000)'; // 16 characters + 100,000 range cells / 10: 10,016
+    const first: Record<string, Cell> = { A1: { v: 1 } };
+    for (let i = 1; i <= 25; i++) first[`B${i}`] = { f: sum100k };
+    first.B26 = { f: '=A1+1' };
     const wb = { sheets: [
-      // 250,000 - 2 x 100,016 = 49,968 left; B3 is charged its length only (it does not fit) and B4 fits.
-      sheet({ A1: { v: 1 }, B1: { f: sum100k }, B2: { f: sum100k }, B3: { f: sum100k }, B4: { f: '=A1+1' } }),
-      // 49,946 left: 15 + 50,000 does not fit; 15 + 40,000 does.
-      sheet({ A1: { v: 5 }, D1: { f: '=SUM(A1:A50000)' }, D2: { f: '=SUM(A1:A40000)' } }),
+      // 24 x 10,016 = 240,384 fit; 9,616 left: B25 is charged its length only (it does not fit), B26 6 (5 + 1 reference).
+      sheet(first),
+      // 9,594 left: 16 + 10,000 does not fit; 15 + 9,000 does.
+      sheet({ A1: { v: 5 }, D1: { f: sum100k }, D2: { f: '=SUM(A1:A90000)' } }),
     ] };
-    const expected = [{ A1: 1, B1: 1, B2: 1, B3: '#ERROR!', B4: 2 }, { A1: 5, D1: '#ERROR!', D2: 5 }];
-    expect(workbookDisplay(wb)).toEqual(expected);
+    const firstShown: Record<string, CellValue> = { A1: 1 };
+    for (let i = 1; i <= 24; i++) firstShown[`B${i}`] = 1;
+    Object.assign(firstShown, { B25: '#ERROR!', B26: 2 });
+    expect(workbookDisplay(wb)).toEqual([firstShown, { A1: 5, D1: '#ERROR!', D2: 5 }]);
     // Asking the second sheet first, or the cells in reverse order, changes nothing.
     const value = evaluateWorkbook(wb);
     expect(['D2', 'D1', 'A1'].map(value(1))).toEqual([5, '#ERROR!', 5]);
-    expect(['B4', 'B3', 'B2', 'B1'].map(value(0))).toEqual([2, '#ERROR!', 1, 1]);
+    expect(['B26', 'B25', 'B24', 'B1'].map(value(0))).toEqual([2, '#ERROR!', 1, 1]);
     // The second sheet on its own is a workbook of its own, with the whole budget.
     expect(evaluate(wb.sheets[1])('D1')).toBe(5);
+  });
+
+  it('a running total of 2,000 rows written as =SUM(A1:An) is within the budget (two million range cells)', () => {
+    const cells: Record<string, Cell> = {};
+    for (let i = 1; i <= 2000; i++) { cells[`A${i}`] = { v: i }; cells[`B${i}`] = { f: `=SUM(A1:A${i})` }; }
+    const shown = workbookDisplay({ sheets: [sheet(cells)] })[0];
+    expect(Array.from({ length: 2000 }, (_, i) => shown[`B${i + 1}`])).toEqual(Array.from({ length: 2000 }, (_, i) => ((i + 1) * (i + 2)) / 2));
   });
 
   it('text: past 255 characters it is not a number, joining or comparing past 32,767 characters is #ERROR!, and so is a longer result', () => {
@@ -106,10 +118,12 @@ describe('bounds on formula work (every path that shows values)', () => {
   });
 
   it('exports and socket edits spend one budget for the whole workbook, as the snapshot does: a later sheet gets what is left', async () => {
-    const sum100k = '=SUM(A1:A100000)';
+    const sum100k = '=SUM(A1:A100000)'; // 10,016 of the 250,000: 24 fit, 9,616 left
+    const firstCells: Record<string, Cell> = { A1: { v: 1 } };
+    for (let i = 1; i <= 24; i++) firstCells[`B${i}`] = { f: sum100k };
     const id = await newSheet('Budget', { sheets: [
-      { name: 'First', cells: { A1: { v: 1 }, B1: { f: sum100k }, B2: { f: sum100k } } },
-      { name: 'Second', cells: { A1: { v: 5 }, B1: { f: '=SUM(A1:A50000)' }, B2: { f: '=A1*2' } } },
+      { name: 'First', cells: firstCells },
+      { name: 'Second', cells: { A1: { v: 5 }, B1: { f: sum100k }, B2: { f: '=A1*2' } } },
     ] });
     expect((await exportOf(id, 'format=csv&sheet_id=1')).body).toBe('5,#ERROR!\r\n,10\r\n');
     const ws = (await xlsxBook(id)).worksheets[1];
