@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp } from '../../../test/helpers.js';
 import { waitFor } from '../../areas/workspace/test-support.js';
 import { CREDENTIALS_CHANNEL } from './credentials.js';
@@ -141,6 +141,27 @@ describe('the credential cache', () => {
       if (a.platform.credentials.changes !== seen && attempt < 10) continue;
       expect([...cache.keys()].slice(-1)).toEqual([key]);
       break;
+    }
+  });
+});
+
+describe('last use of API keys', () => {
+  const written = () => (a.platform.credentials as unknown as { lastUsedWritten: Map<string, number> }).lastUsedWritten;
+
+  it('remembers only the last minute\'s writes: a key used once is forgotten a minute later, at the next write', async () => {
+    const owner = await newTenant(a.app);
+    const [first, second] = [await owner.apiKey(['projects:read']), await owner.apiKey(['projects:read'])];
+    const idOf = async (key: string) => (await a.platform.credentials.resolve(key)).apiKeyId!;
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_600_000 }); // later than every write so far
+    try {
+      const firstId = await idOf(first);
+      expect(written().has(firstId)).toBe(true);
+      vi.setSystemTime(Date.now() + 61_000);
+      const secondId = await idOf(second);
+      expect([written().has(firstId), written().has(secondId)]).toEqual([false, true]);
+      expect([...written().values()].every((at) => Date.now() - at < 60_000)).toBe(true);
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

@@ -53,6 +53,9 @@ const SESSION_SELECT = `SELECT s.org_id AS session_org, s.revoked_at, s.mfa_at, 
          JOIN organizations o ON o.id = s.org_id
          LEFT JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id`;
 
+/** How often an API key's last_used_at is written at most. */
+const KEY_USE_WRITE_MS = 60_000;
+
 export class CredentialResolver {
   private cache = new Map<string, { principal: Principal; until: number; tokenExp?: number; expiredMessage?: string }>();
   private listeners = new Set<() => void>();
@@ -213,11 +216,20 @@ export class CredentialResolver {
     };
   }
 
-  /** last_used_at is written at most once a minute per key, off the request path. */
+  /**
+   * last_used_at is written at most once a minute per key, off the request path. The map remembers only the writes of
+   * the last minute: each write goes to its end, so the older ones are at the front and are dropped there (it held
+   * every key ever used, revoked ones included).
+   */
   private touchKey(keyId: string, orgId: string, now: number): void {
     const last = this.lastUsedWritten.get(keyId) ?? 0;
-    if (now - last < 60_000) return;
+    if (now - last < KEY_USE_WRITE_MS) return;
+    this.lastUsedWritten.delete(keyId);
     this.lastUsedWritten.set(keyId, now);
+    for (const [id, at] of this.lastUsedWritten) {
+      if (now - at < KEY_USE_WRITE_MS) break;
+      this.lastUsedWritten.delete(id);
+    }
     void this.db.sys.exec(`UPDATE api_keys SET last_used_at = now() WHERE org_id = $1 AND id = $2`, [orgId, keyId]).catch(() => {});
   }
 }
