@@ -67,6 +67,16 @@ describe('NotifiedOrgCache', () => {
     expect(await c.get('b', 'k', async () => 'b2')).toBe('b2');
   });
 
+  it('holds at most maxKeysPerOrg keys of one organization, dropping the first kept', async () => {
+    const s = stubDb();
+    const c = new NotifiedOrgCache<string>(s.db, 'ch', 10, 2);
+    await c.get('a', 'k1', async () => 'v1');
+    await c.get('a', 'k2', async () => 'v2');
+    await c.get('a', 'k2', async () => 'again'); // kept already: nothing goes
+    await c.get('a', 'k3', async () => 'v3');
+    expect(['k1', 'k2', 'k3'].map((k) => c.peek('a', k))).toEqual([undefined, 'v2', 'v3']);
+  });
+
   it('peek answers what is in memory without loading, only while live, and counts as a use', async () => {
     const s = stubDb();
     const c = new NotifiedOrgCache<string>(s.db, 'ch', 2);

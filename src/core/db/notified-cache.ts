@@ -6,14 +6,16 @@ import type { Database } from './database.js';
  * Values are kept per organization and key; an announcement drops the organization's entries, whichever process
  * committed the change. Entries are used and stored only while the listener is live on the channel (a change
  * could otherwise go unnoticed), and a load that raced with an announcement for its organization answers its
- * caller but is not kept. At most `maxOrgs` organizations are kept, least recently used dropped first.
+ * caller but is not kept. At most `maxOrgs` organizations are kept, least recently used dropped first, and at most
+ * `maxKeysPerOrg` keys of one organization, the first kept dropped first.
  */
 export class NotifiedOrgCache<V> {
   private readonly byOrg = new Map<string, Map<string, V>>();
   /** Loads in flight per organization; an announcement marks them stale so their answer is not kept. */
   private readonly loading = new Map<string, Set<{ stale: boolean }>>();
 
-  constructor(private readonly db: Database, private readonly channel: string, private readonly maxOrgs = 10_000) {
+  constructor(private readonly db: Database, private readonly channel: string, private readonly maxOrgs = 10_000,
+    private readonly maxKeysPerOrg = 1_000) {
     db.listener.subscribe(channel, { notify: (org) => this.forget(org), reset: () => this.forget('*') });
   }
 
@@ -46,6 +48,8 @@ export class NotifiedOrgCache<V> {
         if (this.byOrg.size >= this.maxOrgs) this.byOrg.delete(this.byOrg.keys().next().value!);
         this.byOrg.set(orgId, kept = new Map());
       }
+      // Keys of one organization are bounded too (e.g. one per project ever used, deleted ones included): the oldest kept goes.
+      if (!kept.has(key) && kept.size >= this.maxKeysPerOrg) kept.delete(kept.keys().next().value!);
       kept.set(key, value);
     }
     return value;
