@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalBlobStore } from './local.js';
@@ -24,6 +24,23 @@ describe('local blob store', () => {
       expect(await s.get('org/doc/a.pdf')).toBeNull();
       await expect(s.put('../escape', Buffer.from('x'), 'text/plain')).rejects.toThrow(/invalid blob key/);
       await expect(s.get('a/../../b')).rejects.toThrow(/invalid blob key/);
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+
+  it('a delete removes the directories its file leaves empty, up to the root, and no other', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    try {
+      const s = new LocalBlobStore(dir);
+      await s.put('org/documents/one/file.pdf', Buffer.from('1'), 'application/pdf');
+      await s.put('org/documents/two/file.pdf', Buffer.from('2'), 'application/pdf');
+      await s.put('org/documents/two/other.pdf', Buffer.from('3'), 'application/pdf');
+      await s.delete('org/documents/one/file.pdf');
+      await s.delete('org/documents/two/file.pdf');
+      expect(readdirSync(path.join(dir, 'org', 'documents'))).toEqual(['two']);
+      await s.delete('org/documents/two/other.pdf');
+      expect([existsSync(dir), readdirSync(dir)]).toEqual([true, []]);
+      await s.put('org/documents/two/again.pdf', Buffer.from('4'), 'application/pdf'); // made again
+      expect((await s.get('org/documents/two/again.pdf'))?.size).toBe(1);
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 
