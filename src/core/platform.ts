@@ -17,6 +17,8 @@ import { connectRedisFanout } from '../adapters/redis/fanout.js';
 import { LocalFanout, type Fanout } from './fanout.js';
 import { EventBus } from './events.js';
 import { JobRunner } from './jobs.js';
+import { purgeFinishedJobs } from './jobs-retention.js';
+import { RETENTION_EVERY_MS } from './retention.js';
 
 export interface RunningPlatform {
   platform: Platform;
@@ -107,6 +109,7 @@ export async function startPlatform(config: Config, log: Platform['log'], opts: 
       events: new EventBus(),
       jobs: new JobRunner(db, { pollMs: config.jobPollMs, batch: 20, log: (o, m) => log.warn(o, m) }),
     };
+    platform.jobs.every('core.jobs-retention', RETENTION_EVERY_MS, async () => { await purgeFinishedJobs(db.sys); });
     return {
       platform,
       async close(opts = {}) {

@@ -6,6 +6,8 @@ import apiKeyRoutes from './api-keys.routes.js';
 import adminRoutes from './admin.routes.js';
 import passwordResetRoutes from './password-reset.routes.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
+import { RETENTION_EVERY_MS } from '../../core/retention.js';
+import { purgeAccounts } from './retention.js';
 
 /** Accounts and tenancy (design: accounts-and-tenancy.md). */
 export default async function accountsArea(app: FastifyInstance) {
@@ -16,5 +18,6 @@ export default async function accountsArea(app: FastifyInstance) {
   await app.register(organizationRoutes);
   await app.register(apiKeyRoutes);
   await app.register(adminRoutes);
+  app.platform.jobs.every('accounts.retention', RETENTION_EVERY_MS, async () => { await purgeAccounts(app.platform.db.sys); });
   app.addHook('onClose', async () => { platformMailer(app.platform).close(); });
 }

@@ -14,6 +14,8 @@ import { checkOverdueAfter, OVERDUE_SCAN_MS, scanOverdueTasks } from './notifica
 import { DELIVERY_JOB, EMAIL_DELIVERY_JOB, queueAlertDeliveries } from './alert-rules/dispatch.js';
 import { deliveryHandler } from './alert-rules/delivery.js';
 import { workspaceAdapters } from './adapters.js';
+import { RETENTION_EVERY_MS } from '../../core/retention.js';
+import { purgeWorkspace } from './retention.js';
 
 /**
  * Turns one bus event into its in-app notifications and alert deliveries, in one transaction (so either
@@ -53,6 +55,7 @@ export default async function workspaceArea(app: FastifyInstance) {
   platform.jobs.register(DELIVERY_JOB, deliveryHandler(platform), { concurrency: DELIVERY_CONCURRENCY });
   if (workspaceAdapters(platform).mailer.configured) platform.jobs.register(EMAIL_DELIVERY_JOB, deliveryHandler(platform), { concurrency: DELIVERY_CONCURRENCY });
   platform.jobs.every('workspace.overdue-tasks', OVERDUE_SCAN_MS, async () => { await scanOverdueTasks(platform); });
+  platform.jobs.every('workspace.retention', RETENTION_EVERY_MS, async () => { await purgeWorkspace(platform.db.sys); });
   enabledRuleTypes(platform.db); // subscribes now, so the listener is live by the first event
   const unsubscribe = platform.events.subscribe((e) => (e.orgId ? handleWorkspaceEvent(platform, e) : undefined));
   const unsubscribeOverdue = platform.events.subscribe((e) => checkOverdueAfter(platform, e));

@@ -10,7 +10,8 @@ import { McpDispatcher, SUPPORTED_PROTOCOL_VERSIONS } from './dispatcher.js';
 import { ToolRegistry } from './registry.js';
 import { TOOL_SETS } from './tools/index.js';
 import { RESOURCE_PROVIDERS } from './resources/index.js';
-import { endSession, findSession, openSession } from './sessions.js';
+import { endSession, findSession, openSession, purgeIdleSessions } from './sessions.js';
+import { RETENTION_EVERY_MS } from '../../core/retention.js';
 import { DOCUMENT_BODY_LIMIT } from '../../areas/documents/documents.schemas.js';
 
 /** A body that is not JSON: answered with JSON-RPC -32700 in HTTP 200, not with the REST 400. */
@@ -111,6 +112,7 @@ export default async function mcpTransport(app: FastifyInstance) {
     return { dispatcher, registry: registry! };
   };
   app.addHook('onReady', async () => { ensure(); });
+  app.platform.jobs.every('mcp.sessions-retention', RETENTION_EVERY_MS, async () => { await purgeIdleSessions(app.platform.db.sys); });
 
   // This plugin's own JSON parser: unparsable JSON must become -32700, not the core's 400 INVALID_JSON.
   const maxDepth = app.platform.config.jsonMaxDepth;

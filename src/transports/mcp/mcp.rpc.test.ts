@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { buildTestApp, newTenant, bearer, type Tenant, type TestApp } from '../../../test/helpers.js';
 import { insertApiKey } from '../../areas/accounts/api-keys.service.js';
+import { purgeIdleSessions } from './sessions.js';
 
 // JSON-RPC rules of POST /v1/mcp through app.inject: error codes, sessions, headers, scopes.
 let t: TestApp;
@@ -210,6 +211,16 @@ describe('lifecycle and sessions', () => {
     expect((await t.app.inject({ method: 'DELETE', url: '/v1/mcp', headers: bearer(key) })).statusCode).toBe(400);
     // Without the session header the endpoint stays stateless.
     expect((await post({ jsonrpc: '2.0', id: 7, method: 'ping' })).statusCode).toBe(200);
+  });
+
+  it('sessions unseen for 30 days are deleted for every organization, hourly, even one that opens no more sessions', async () => {
+    const { sid: idle } = await initialize();
+    const { sid: recent } = await initialize();
+    await t.platform.db.sys.exec(`UPDATE mcp_sessions SET last_seen_at = now() - interval '31 days' WHERE id = $1`, [idle]);
+    await t.platform.db.sys.exec(`UPDATE mcp_sessions SET last_seen_at = now() - interval '29 days' WHERE id = $1`, [recent]);
+    expect(await purgeIdleSessions(t.platform.db.sys)).toBeGreaterThanOrEqual(1);
+    const left = await t.platform.db.sys.query<{ id: string }>(`SELECT id FROM mcp_sessions WHERE id = ANY($1)`, [[idle, recent]]);
+    expect(left.map((r) => r.id)).toEqual([recent]);
   });
 
   it('re-initializing with a stale session id opens a new session', async () => {

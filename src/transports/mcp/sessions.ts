@@ -2,10 +2,15 @@ import { randomB64url } from '../../core/crypto.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { mcpSessionsRepo, type McpSession } from './sessions.repo.js';
+import type { Sql } from '../../core/db/database.js';
+import { purge } from '../../core/retention.js';
 
 /** A session idle this long counts as ended (404; the client starts a new one). */
 export const SESSION_IDLE_HOURS = 24;
-/** Rows of ended or long-idle sessions are dropped when the organization opens a new one. */
+/**
+ * Rows of ended or long-idle sessions are dropped when the organization opens a new one, and once an hour for every
+ * organization (purgeIdleSessions: one that opens no more sessions keeps none for good either).
+ */
 const PURGE_AFTER_DAYS = 30;
 const SESSION_ID_RE = /^[A-Za-z0-9_-]{16,128}$/;
 
@@ -39,4 +44,9 @@ export async function endSession(ctx: ServiceContext, id: string): Promise<boole
   const p = actor(ctx);
   if (!SESSION_ID_RE.test(id)) return false;
   return ctx.platform.db.tenant(p.orgId, (sql) => mcpSessionsRepo.end(sql, p.orgId, id, credentialRef(p), SESSION_IDLE_HOURS));
+}
+
+/** Deletes the sessions of every organization unseen for PURGE_AFTER_DAYS; returns how many. */
+export async function purgeIdleSessions(sys: Sql): Promise<number> {
+  return purge(sys, 'mcp_sessions', `last_seen_at < now() - make_interval(days => $2)`, [PURGE_AFTER_DAYS]);
 }
