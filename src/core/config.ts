@@ -69,6 +69,11 @@ export interface Config {
    * bound the node.
    */
   collabRoomsMaxBytes: number;
+  /**
+   * WS_HEARTBEAT_MS: every WebSocket is pinged this often, and one that answered nothing since the previous ping is
+   * dropped (a peer gone without closing its connection otherwise holds its room and sockets for ever).
+   */
+  wsHeartbeatMs: number;
 }
 
 type Env = NodeJS.ProcessEnv;
@@ -169,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
     collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
     collabRoomsMaxBytes: int(env, 'COLLAB_ROOMS_MAX_MB', 1024, 1) * 1024 * 1024,
+    wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 1),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')} (known: ${ALL_FEATURES.join(', ')})`);

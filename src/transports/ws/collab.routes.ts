@@ -12,6 +12,7 @@ import { RoomRegistry } from './yjs-rooms.js';
 import sheetSocketRoutes from './sheet.routes.js';
 import { carryGuardHeadersIntoUpgrades } from './upgrade-headers.js';
 import { CredentialWatch } from './revalidate.js';
+import { dropDeadPeers } from './heartbeat.js';
 
 declare module 'fastify' {
   interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null; since: number } }
@@ -140,12 +141,14 @@ function closeGoingAway(this: FastifyInstance, done: () => void): void {
 export default async function collaborationTransport(app: FastifyInstance) {
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 }, preClose: closeGoingAway });
   carryGuardHeadersIntoUpgrades(app);
+  // Every socket of this server, the sheet's too (registered below, on the same WebSocket server).
+  const stopHeartbeat = dropDeadPeers(app.websocketServer, app.platform.config.wsHeartbeatMs);
   const rooms = new RoomRegistry(app.platform);
   const watch = new CredentialWatch(app.platform);
   const unsubscribe = app.platform.events.subscribe((e) => {
     if (e.type === 'document.deleted') void rooms.evict(e.orgId, e.targetId);
   });
-  app.addHook('onClose', async () => { unsubscribe(); watch.close(); await rooms.closeAll(); });
+  app.addHook('onClose', async () => { stopHeartbeat(); unsubscribe(); watch.close(); await rooms.closeAll(); });
 
   app.post('/v1/collaboration/ticket', {
     config: { ...collab.COLLAB_NEEDS, bodyOptional: true },
