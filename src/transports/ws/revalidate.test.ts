@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import { AppError } from '../../core/errors.js';
-import { CredentialGate, CredentialWatch, closeFor } from './revalidate.js';
+import { CredentialGate, CredentialWatch, RECHECK_CONCURRENCY, closeFor } from './revalidate.js';
 
 /** The part of a socket the gate uses: its state and close(); records what the gate closed it with. */
 function socket() {
@@ -75,6 +75,31 @@ describe('CredentialWatch', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(closed).toEqual([[4401, 'AUTH_TOKEN_EXPIRED']]);
     expect(listeners).toHaveLength(1);
+    watch.close();
+  });
+
+  it('re-checks at most RECHECK_CONCURRENCY sockets at once after a change, and every one of them', async () => {
+    const listeners: Array<() => void> = [];
+    const watching = { ...platform, credentials: { changes: 0, onChange: (f: () => void) => { listeners.push(f); return () => {}; } } } as unknown as Platform;
+    const watch = new CredentialWatch(watching, 60_000);
+    let running = 0;
+    let most = 0;
+    let checked = 0;
+    const sockets = Array.from({ length: 50 }, () => socket());
+    for (const { ws } of sockets) {
+      (ws as unknown as { on: unknown }).on = () => {};
+      watch.watch(ws as unknown as WebSocket, 0, async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 1));
+        running--;
+        checked++;
+      });
+    }
+    listeners[0](); // a credential changed somewhere
+    await new Promise((r) => setTimeout(r, 300));
+    expect([most, checked, running]).toEqual([RECHECK_CONCURRENCY, 50, 0]);
+    expect(sockets.flatMap((s) => s.closed)).toEqual([]);
     watch.close();
   });
 });

@@ -75,6 +75,12 @@ export class CredentialGate {
 
 /** How often every open socket is re-checked even without a credential change: a session or key reaching its expiry. */
 export const SOCKET_SWEEP_INTERVAL_MS = 60_000;
+/**
+ * Re-checks running at once (each reads a row on the system pool). Every credential change anywhere re-checks every
+ * open socket: all at once, 40 sockets after a burst of revocations waited past the pool's connection timeout and
+ * were closed with 1011, though their credentials were fine. Queued, a thousand sockets take about a second.
+ */
+export const RECHECK_CONCURRENCY = 2;
 
 /**
  * The open sockets of one transport, re-checked on every credential change (CredentialResolver.onChange: local
@@ -96,12 +102,27 @@ export class CredentialWatch {
     for (const g of this.gates) g.changed();
   }
 
+  private running = 0;
+  private waiting: Array<() => void> = [];
+
+  /** Runs `check` once fewer than RECHECK_CONCURRENCY are running; a finished one hands its place to the next. */
+  private async queued(check: () => Promise<void>): Promise<void> {
+    if (this.running < RECHECK_CONCURRENCY) this.running++;
+    else await new Promise<void>((turn) => this.waiting.push(turn));
+    try {
+      await check();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(); else this.running--;
+    }
+  }
+
   /**
    * Watches `ws`; `since` is `platform.credentials.changes` read before its credential was checked at connect, so a
    * change that happened between that check and now is not missed.
    */
   watch(ws: WebSocket, since: number, check: () => Promise<void>): CredentialGate {
-    const gate = new CredentialGate(ws, check, this.platform);
+    const gate = new CredentialGate(ws, () => this.queued(check), this.platform);
     this.gates.add(gate);
     ws.on('close', () => { this.gates.delete(gate); gate.dispose(); });
     if (this.platform.credentials.changes !== since) gate.changed();
