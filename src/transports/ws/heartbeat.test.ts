@@ -7,8 +7,11 @@ import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
 
 /** WS_HEARTBEAT_MS of the test app: short, so that a dead peer is dropped within a test. */
 const HEARTBEAT_MS = 150;
-/** Timers may fire late on a busy machine: a drop "within two intervals" is allowed this much more. */
-const LATE_MS = 250;
+/**
+ * Timers may fire late on a busy machine (CI runs the test files side by side on two cores): a drop "within two
+ * intervals" is allowed this much more. Generous on purpose; what is proven is the drop, not its speed.
+ */
+const LATE_MS = 2_000;
 
 let t: TestApp;
 let base: string;
@@ -106,9 +109,8 @@ describe('WebSocket heartbeat (WS_HEARTBEAT_MS)', () => {
       c1.ws!.addEventListener('close', (ev) => closes.push((ev as unknown as { code: number }).code));
       let pings = 0;
       (c1.ws as unknown as WebSocket).on('ping', () => { pings++; });
-      await new Promise((r) => setTimeout(r, 6 * HEARTBEAT_MS));
-      expect(pings).toBeGreaterThanOrEqual(3);
-      expect(grid.pings).toBeGreaterThanOrEqual(3);
+      // Three pings each: a socket that did not answer would have been dropped at the second.
+      await until(() => pings >= 3 && grid.pings >= 3, 20 * HEARTBEAT_MS + LATE_MS);
       expect(closes).toEqual([]);
       expect(grid.closedAt).toBe(0);
       expect(c1.ws).toBe(first);
