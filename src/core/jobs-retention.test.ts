@@ -17,7 +17,7 @@ describe('retention of jobs', () => {
       await t.platform.db.sys.exec(`INSERT INTO jobs (org_id, id, kind, status, run_at, updated_at, dedupe_key)
         VALUES ($1, app_uuidv7(), 'retention.test', $2, now() + interval '1 day', now() - make_interval(days => $3), $4)`, [a.orgId, status, daysAgo, name]);
     }
-    expect(await purgeFinishedJobs(t.platform.db.sys)).toBeGreaterThanOrEqual(3);
+    await purgeFinishedJobs(t.platform.db.sys);
     const left = await t.platform.db.sys.query<{ dedupe_key: string }>(`SELECT dedupe_key FROM jobs WHERE org_id = $1 AND kind = 'retention.test' ORDER BY dedupe_key`, [a.orgId]);
     expect(left.map((r) => r.dedupe_key)).toEqual(['done-6', 'failed-29', 'pending-100', 'running-100']);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, newTenant, until, type TestApp } from '../../test/helpers.js';
-import { enqueue, JobRunner } from './jobs.js';
+import { enqueue, FIRST_PERIODIC_RUN_MS, JobRunner } from './jobs.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await buildTestApp({ jobPollMs: 0 }); });
@@ -283,5 +283,18 @@ describe('periodic tasks', () => {
       await runner.stop();
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+
+  it('a periodic task first runs soon after start, not a whole interval later', async () => {
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 1, firstPeriodicRunMs: 100 });
+    let runs = 0;
+    runner.every(`test.first-run.${Date.now()}`, 3_600_000, async () => { runs++; });
+    runner.start();
+    try {
+      await until(() => runs === 1, 5_000);
+    } finally {
+      await runner.stop();
+    }
+    expect(FIRST_PERIODIC_RUN_MS).toBe(300_000);
   });
 });

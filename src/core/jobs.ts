@@ -37,6 +37,9 @@ const CLAIM_PAUSE_MS = 5;
 /** Most jobs of one delivery kind (e-mail; Slack and in-app) running at once on a node of 20 slots: 12 at most in all. */
 export const DELIVERY_CONCURRENCY = 6;
 
+/** A periodic task first runs this long after the runner starts, or after its interval when that is shorter. */
+export const FIRST_PERIODIC_RUN_MS = 5 * 60_000;
+
 /**
  * Runs queued jobs on this node. Any number of nodes may run one: claims use SKIP LOCKED, periodic tasks
  * take an advisory lock so one node runs each tick, and jobs left `running` by a crashed node are reclaimed.
@@ -57,6 +60,8 @@ export class JobRunner {
 
   constructor(private readonly db: Database, private readonly opts: {
     pollMs: number; batch: number; log?: (o: unknown, m: string) => void; heartbeatMs?: number; staleAfterMs?: number;
+    /** First run of a periodic task after start: at most this long (default FIRST_PERIODIC_RUN_MS). */
+    firstPeriodicRunMs?: number;
   }) {}
 
   /**
@@ -270,7 +275,15 @@ export class JobRunner {
         this.opts.log?.({ err, task: task.name }, 'periodic task failed');
       } finally { held?.release(); }
     };
-    task.timer = setInterval(() => { if (!this.stopped) void tick(); }, task.everyMs);
+    // The first run comes sooner than a whole interval after start: a node restarted more often than an hourly task's
+    // interval (deploys) would otherwise never run it, and the rows its retention purge deletes would pile up.
+    const first = Math.min(task.everyMs, this.opts.firstPeriodicRunMs ?? FIRST_PERIODIC_RUN_MS);
+    task.timer = setTimeout(() => {
+      if (this.stopped) return;
+      void tick();
+      task.timer = setInterval(() => { if (!this.stopped) void tick(); }, task.everyMs);
+      task.timer.unref();
+    }, first);
     task.timer.unref();
   }
 }
