@@ -93,7 +93,7 @@ export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } =
       if (/forbidden (prototype|constructor) property/.test(message)) {
         return done(new AppError('VALIDATION_ERROR', 'Fields named "__proto__" or "constructor.prototype" are not accepted', { reason: 'UNKNOWN_FIELD' }), undefined);
       }
-      return done(new AppError('INVALID_JSON', `Request body is not valid JSON: ${message}`), undefined);
+      return done(new AppError('INVALID_JSON', invalidJsonMessage(message)), undefined);
     }
     // A lone surrogate can only come from a \uD800-\uDFFF escape and a NUL from \u0000 (JSON has no raw control
     // characters in strings), so only such bodies are walked: the refusal names the field, which the database's
@@ -104,6 +104,20 @@ export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } =
     }
     done(null, value);
   };
+}
+
+/**
+ * The answer to unparsable JSON, from the parser's message without what it quotes of the body: for an unexpected
+ * token V8 quotes the text around it (`Unexpected token 'H', ..."assword": Hunter2Sec"... is not valid JSON`), which
+ * would put part of a password or token into the answer and the request's log line. Its other messages name only
+ * what was expected and where ("Expected ':' after property name in JSON at position 5"): those are kept.
+ */
+export function invalidJsonMessage(parserMessage: string): string {
+  if (/ in JSON at position \d+/.test(parserMessage) && !/^Unexpected token/.test(parserMessage) && !/"/.test(parserMessage)) {
+    return `Request body is not valid JSON: ${parserMessage}`;
+  }
+  if (/^Unexpected end of JSON input/.test(parserMessage)) return 'Request body is not valid JSON: it ends too early';
+  return 'Request body is not valid JSON: an unexpected character (strings are in double quotes; values are strings, numbers, true, false, null, objects or arrays)';
 }
 
 /** Replaces Fastify's JSON parser with jsonBodyParser. */
