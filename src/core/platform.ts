@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Platform } from './context.js';
 import pg from 'pg';
 import { APP_ROLE, Database } from './db/database.js';
+import { assertAppRole } from './db/app-role.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { SecretBox } from './crypto.js';
@@ -92,6 +93,7 @@ export async function startPlatform(config: Config, log: Platform['log'], opts: 
   let openedRedis: RedisConnection | null = null;
   try {
     await migrate(url, (m) => log.info({}, m));
+    await assertAppRole(url);
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
     const db = opened = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
     const box = new SecretBox(encryptionKey(config));

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { MIGRATIONS_DIR, migrate } from './migrate.js';
+import { assertAppRole } from './app-role.js';
 
 /**
  * The runner applies each file once, by name, and never looks at it again: a file edited after a database applied it
@@ -62,6 +63,14 @@ describe('migrations', () => {
 
     it('a second run applies nothing', async () => {
       expect(await migrate(url)).toEqual([]);
+    });
+
+    it('a database whose application role lacks its privileges (a dump restored before the role existed) is refused, saying what to do', async () => {
+      await expect(assertAppRole(url)).resolves.toBeUndefined();
+      await run(`REVOKE ALL ON projects FROM platform_app`);
+      await expect(assertAppRole(url)).rejects.toThrow('The role "platform_app" lacks its privileges on this database\'s tables (a pg_dump restored before the role existed?): restore the dump again now that the role exists (README, "Backups")');
+      await run(`GRANT SELECT, INSERT, UPDATE, DELETE ON projects TO platform_app`);
+      await expect(assertAppRole(url)).resolves.toBeUndefined();
     });
   });
 });
