@@ -38,7 +38,9 @@ export async function buildApp(platform: Platform, opts: { logger?: FastifyServe
     // HEAD answers every GET route with its status and headers, no body (monitors and link checkers use it).
     exposeHeadRoutes: true,
     childLoggerFactory: lazyChildLogger,
-    trustProxy: config.trustProxy,
+    // A number of proxies in front: the connection's peer and the X-Forwarded-For entries the other N-1 appended are
+    // theirs, the next one the client's (proxy-addr counts hops from the connection).
+    trustProxy: typeof config.trustProxy === 'number' ? ((_addr: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

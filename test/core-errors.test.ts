@@ -8,6 +8,7 @@ import { AppError, ERROR_STATUS, type ErrorCode } from '../src/core/errors.js';
 import { installErrorHandler, toAppError } from '../src/core/http/error-handler.js';
 import { installValidators } from '../src/core/http/validation.js';
 import { installJsonParser } from '../src/core/http/json-parser.js';
+import { loadConfig } from '../src/core/config.js';
 
 /** Spec part 7, transcribed: code -> HTTP status ('4xx' where the spec gives no number). */
 const SPEC_ERRORS: Record<string, number | '4xx'> = {
@@ -396,7 +397,25 @@ describe('on the app', () => {
       expect((await createKey(tn)).statusCode).toBe(201);
       expect((await createKey(tn, { headers: { 'x-forwarded-for': '198.51.100.23' } })).statusCode).toBe(201);
       const rows = await rowsOf(tn.orgId);
-      expect(rows.map((r) => r.ip)).toEqual(t.platform.config.trustProxy ? ['127.0.0.1', '198.51.100.23'] : ['127.0.0.1', '127.0.0.1']);
+      expect(t.platform.config.trustProxy).toBe(false);
+      expect(rows.map((r) => r.ip)).toEqual(['127.0.0.1', '127.0.0.1']);
+    });
+
+    it('behind trusted proxies the address is the one the last of them appended, whatever the client put in front of it', async () => {
+      // A load balancer appends the address it saw to the X-Forwarded-For the client sent: only that entry is the client's.
+      for (const trustProxy of [loadConfig({ TRUST_PROXY: 'true' }).trustProxy, loadConfig({ TRUST_PROXY: '127.0.0.1' }).trustProxy]) {
+        const proxied = await buildTestApp({ trustProxy });
+        try {
+          const tn = await newTenant(proxied.app, { name: `audit-ip-proxied-${typeof trustProxy}` });
+          const r = await proxied.app.inject({ method: 'POST', url: '/v1/api-keys', headers: { ...tn.auth, 'x-forwarded-for': '10.66.66.66, 203.0.113.5' },
+            payload: { name: 'k', scopes: ['projects:read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() } });
+          expect(r.statusCode).toBe(201);
+          const rows = await proxied.platform.db.sys.query<{ ip: string }>(`SELECT ip FROM audit_log WHERE org_id = $1 AND action = 'api_key.created'`, [tn.orgId]);
+          expect({ trustProxy, ips: rows.map((x) => x.ip) }).toEqual({ trustProxy, ips: ['203.0.113.5'] });
+        } finally {
+          await proxied.close();
+        }
+      }
     });
   });
 });

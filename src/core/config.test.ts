@@ -47,15 +47,25 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
   });
 
   it('yes/no variables take true/false, 1/0, yes/no, on/off (any case) and refuse anything else, naming the variable', () => {
-    for (const [name, key] of [['ALLOW_SIGNUP', 'allowSignup'], ['WEBHOOK_ALLOW_PRIVATE_HOSTS', 'webhookAllowPrivateHosts'], ['TRUST_PROXY', 'trustProxy']] as const) {
+    for (const [name, key] of [['ALLOW_SIGNUP', 'allowSignup'], ['WEBHOOK_ALLOW_PRIVATE_HOSTS', 'webhookAllowPrivateHosts']] as const) {
       for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(loadConfig({ [name]: v })[key], `${name}=${v}`).toBe(true);
       for (const v of ['false', 'False', '0', 'no', 'OFF']) expect(loadConfig({ [name]: v })[key], `${name}=${v}`).toBe(false);
       expect(() => loadConfig({ [name]: 'maybe' })).toThrow(new Error(`${name} must be true or false (or 1/0, yes/no, on/off), got "maybe"`));
     }
     expect(loadConfig({}).allowSignup).toBe(true);
     expect(loadConfig({ ALLOW_SIGNUP: '' }).allowSignup).toBe(true);
-    expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivateHosts).toBe(true);
+  });
+
+  it('TRUST_PROXY: false, true (one proxy in front), a number of proxies (1-10) or their addresses and CIDRs; never every hop', () => {
+    const trust = (v?: string) => loadConfig(v === undefined ? {} : { TRUST_PROXY: v }).trustProxy;
+    expect([undefined, '', 'false', 'OFF', '0', 'no'].map(trust)).toEqual([false, false, false, false, false, false]);
+    expect(['true', 'YES', 'on', '1'].map(trust)).toEqual([1, 1, 1, 1]);
+    expect(['2', '10'].map(trust)).toEqual([2, 10]);
+    expect(trust('10.0.0.0/8, 127.0.0.1,::1,fd00::/8')).toBe('10.0.0.0/8,127.0.0.1,::1,fd00::/8');
+    for (const bad of ['maybe', '11', '10.0.0.0/33', '::1/129', '10.0.0.0/8/1', '10.0.0.300', 'proxy.example.com']) {
+      expect(() => trust(bad), bad).toThrow(new Error(`TRUST_PROXY must be false, true (one proxy in front), the number of proxies in front (1-10) or their addresses (e.g. 10.0.0.0/8,127.0.0.1), got "${bad}"`));
+    }
   });
 
   it('DEFAULT_FEATURES: an unknown feature is named with the known ones', () => {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { PLAN_TIERS, type PlanTier } from './pricing.js';
 
@@ -56,8 +57,11 @@ export interface Config {
   fileStorageQuotaBytes: number;
   /** How long a graceful shutdown waits for requests in progress before cutting them (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
-  /** TRUST_PROXY: client addresses come from X-Forwarded-For (behind a load balancer). */
-  trustProxy: boolean;
+  /**
+   * TRUST_PROXY: whose X-Forwarded-For is believed for the client's address: nobody (false), the N proxies in front
+   * (a number; `true` is 1), or the proxies at these addresses (a comma-separated list of addresses and CIDRs).
+   */
+  trustProxy: false | number | string;
   /**
    * COLLAB_MAX_ROOMS_PER_ORG: documents of one organization open in collaboration rooms on this node at once (each
    * room holds its document's whole state in memory).
@@ -104,6 +108,29 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   if (TRUE.includes(word)) return true;
   if (FALSE.includes(word)) return false;
   throw new Error(`${name} must be true or false (or 1/0, yes/no, on/off), got "${v}"`);
+}
+
+/**
+ * TRUST_PROXY. Believing every hop (Fastify's `true`) would let a client choose its own address: a load balancer
+ * appends the address it saw to the X-Forwarded-For the client sent, so only the entries the trusted proxies added
+ * are the client's. So `true` is one proxy in front, the usual load balancer.
+ */
+function trustedProxies(env: Env): false | number | string {
+  const v = env.TRUST_PROXY;
+  if (v === undefined || v.trim() === '') return false;
+  const word = v.trim().toLowerCase();
+  if (FALSE.includes(word)) return false;
+  if (TRUE.includes(word)) return 1;
+  if (/^\d+$/.test(word) && Number(word) >= 1 && Number(word) <= 10) return Number(word);
+  const items = word.split(',').map((x) => x.trim()).filter(Boolean);
+  const isProxy = (item: string) => {
+    const [addr, bits, extra] = item.split('/');
+    const family = isIP(addr);
+    if (!family || extra !== undefined) return false;
+    return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  };
+  if (items.length > 0 && items.every(isProxy)) return items.join(',');
+  throw new Error(`TRUST_PROXY must be false, true (one proxy in front), the number of proxies in front (1-10) or their addresses (e.g. 10.0.0.0/8,127.0.0.1), got "${v}"`);
 }
 
 function list(v: string | undefined): string[] | null {
@@ -170,7 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: env.SMTP_URL || null,
     smtpFrom: env.SMTP_FROM || null,
     webhookAllowPrivateHosts: bool(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', nodeEnv === 'test'),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustedProxies(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
     collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
     collabRoomsMaxBytes: int(env, 'COLLAB_ROOMS_MAX_MB', 1024, 1) * 1024 * 1024,
