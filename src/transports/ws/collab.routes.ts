@@ -13,6 +13,7 @@ import sheetSocketRoutes from './sheet.routes.js';
 import { carryGuardHeadersIntoUpgrades } from './upgrade-headers.js';
 import { CredentialWatch } from './revalidate.js';
 import { dropDeadPeers } from './heartbeat.js';
+import { logSocket } from './socket-log.js';
 
 declare module 'fastify' {
   interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null; since: number } }
@@ -172,6 +173,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
       handler: async (req) => requireWebSocketUpgrade(req),
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;
+        logSocket(socket, req, c.session);
         if (!c.documentId) { socket.close(NO_DOCUMENT_CLOSE, 'document id required: append it to the path, …/ws/{documentId}'); return; }
         const documentId = c.documentId;
         // Closed (4401/4403) when a credential change leaves this session without what it was admitted with.

@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
+import { logSocket } from './socket-log.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
 import { workbookDisplay, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
@@ -113,6 +114,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
     handler: async (req) => requireWebSocketUpgrade(req),
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const s = req.sheetSession!;
+      logSocket(socket, req, s.principal);
       const key = `${s.principal.orgId}:${s.documentId}`;
       const peers = sockets.get(key) ?? new Set<WebSocket>();
       sockets.set(key, peers);
