@@ -152,7 +152,12 @@ export async function openFile(ctx: ServiceContext, a: FileAccess): Promise<{ bo
   if (deletedAt) throw new AppError('NOT_FOUND', 'This document and its file were deleted', { code: 'FILE_DELETED', deleted_at: deletedAt });
   if (!row?.file_key) throw fileMissing(row);
   const blob = await documentsDeps(ctx.platform).blobs.get(row.file_key);
-  if (!blob) throw new AppError('SERVICE_UNAVAILABLE', 'The file store does not have this file right now; retry later');
+  if (!blob) {
+    // The database names a file the store lacks: S3 still catching up, or files not restored with the database
+    // (README, "Backups"). The operator must hear of it; the client is told to retry.
+    ctx.platform.log.error({ orgId, documentId: a.id, key: row.file_key, store: documentsDeps(ctx.platform).blobs.name }, 'document file missing from the file store');
+    throw new AppError('SERVICE_UNAVAILABLE', 'The file store does not have this file right now; retry later');
+  }
   const filename = `${safeFilename([...row.title].slice(0, 100).join(''), 'document')}.pdf`;
   return { body: blob.body, size: blob.size, contentType: row.file_content_type ?? blob.contentType, filename };
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps, setDocumentsDeps } from './deps.js';
@@ -262,7 +262,14 @@ describe('files on an S3-compatible store (S3_ENDPOINT)', () => {
 
       // The row says there is a file, the store has lost it: 503 (retry), not a 404 that would say it never existed.
       srv.objects.clear();
-      errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 503, 'SERVICE_UNAVAILABLE');
+      const logged = vi.spyOn(t.platform.log, 'error');
+      try {
+        errorOf(await t.app.inject({ method: 'GET', url: `/v1/documents/${id}/file`, headers: a.auth }), 503, 'SERVICE_UNAVAILABLE');
+        // The operator hears of it (files not restored with the database, README "Backups").
+        expect(logged).toHaveBeenCalledWith({ orgId: a.orgId, documentId: id, key: key.replace('/platform/', ''), store: 's3' }, 'document file missing from the file store');
+      } finally {
+        logged.mockRestore();
+      }
       expect((await upload(a, id, PDF)).statusCode).toBe(200);
       expect((await t.app.inject({ method: 'DELETE', url: `/v1/documents/${id}/file`, headers: a.auth })).json().data).toEqual({ id, deleted: true });
       expect(srv.objects.size).toBe(0);
