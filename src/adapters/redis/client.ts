@@ -29,6 +29,34 @@ export function redisClient(url: string, onError: (err: Error) => void) {
   return c;
 }
 
+/** How long the start waits for Redis. */
+export const REDIS_START_TIMEOUT_MS = 10_000;
+
+/**
+ * The first connection of a client, at start: the client retries a refused connection for ever, so a Redis that is
+ * not there held the start (and a SIGTERM, which waits for the start) for ever; past REDIS_START_TIMEOUT_MS the start
+ * fails naming REDIS_URL's host (never its password), like a DATABASE_URL that does not answer.
+ */
+export async function firstConnect(client: ReturnType<typeof redisClient>, url: string, timeoutMs = REDIS_START_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const connecting = client.connect();
+  connecting.catch(() => {}); // a failure after the timeout has nobody waiting for it
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const u = new URL(url);
+      reject(new Error(`REDIS_URL: no Redis answered at ${u.hostname}:${u.port || 6379} within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+  });
+  try {
+    await Promise.race([connecting, timeout]);
+  } catch (err) {
+    client.destroy();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** How long a command may take before it counts as failed: a Redis that is down must not hold requests. */
 const COMMAND_TIMEOUT_MS = 1_000;
 
@@ -42,7 +70,7 @@ const COMMAND_TIMEOUT_MS = 1_000;
 export async function connectRedis(url: string, onError: (err: Error) => void): Promise<RedisConnection> {
   const open = () => redisClient(url, onError);
   let client = open();
-  await client.connect();
+  await firstConnect(client, url);
   let closed = false;
   const replace = () => {
     const old = client;

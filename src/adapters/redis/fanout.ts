@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Fanout, FanoutSubscriber } from '../../core/fanout.js';
-import { connectRedis, redisClient } from './client.js';
+import { connectRedis, firstConnect, redisClient } from './client.js';
 
 /** Channel names are prefixed so that a Redis shared with other software keeps them apart. */
 const PREFIX = 'platform:fanout:';
@@ -59,7 +59,7 @@ export async function connectRedisFanout(url: string, log: (err: Error, what: st
       if (!closed) resyncLater(channel);
     });
   };
-  try { await sub.connect(); } catch (err) { await publisher.close().catch(() => {}); throw err; }
+  try { await firstConnect(sub, url); } catch (err) { await publisher.close().catch(() => {}); throw err; }
   const resyncLater = (channel: string) => {
     if (resyncTimers.has(channel)) return;
     const t = setTimeout(() => {

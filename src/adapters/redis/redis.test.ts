@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, type RedisConnection } from './client.js';
+import { connectRedis, firstConnect, redisClient, type RedisConnection } from './client.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
 import { RedisTicketStore } from '../../areas/documents/tickets.js';
 import { startRedisServer } from './test-server.js';
@@ -16,6 +16,20 @@ beforeAll(async () => {
   nodeB = await connectRedis(srv.url, () => {});
 });
 afterAll(async () => { await nodeA.close(); await nodeB.close(); await srv.close(); });
+
+describe('the first connection to REDIS_URL', () => {
+  it('a Redis that does not answer fails the start within the bound, naming REDIS_URL and its host, never its password', async () => {
+    const errors: Error[] = [];
+    const url = 'redis://:start-secret@127.0.0.1:1';
+    const t0 = Date.now();
+    await expect(firstConnect(redisClient(url, (e) => errors.push(e)), url, 300)).rejects.toThrow(new Error('REDIS_URL: no Redis answered at 127.0.0.1:1 within 0.3 s'));
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const seen = errors.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(errors.length).toBe(seen); // destroyed: it stops trying
+    expect(errors.map((e) => e.message).join(' ')).not.toContain('start-secret');
+  });
+});
 
 describe('Redis rate-limit store (REDIS_URL)', () => {
   it('two nodes count in one fixed window; the key expires a second after it; undo takes a hit back', async () => {
