@@ -482,7 +482,7 @@ describe('platform CLI: the bin', () => {
   it('serve refuses a bad setting with one line naming it and exit code 1, before touching the database', () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
     const cases: Array<[Record<string, string>, string]> = [
-      [{ DEFAULT_PLAN_TIER: 'gold' }, 'DEFAULT_PLAN_TIER must be one of academic_free, pro, team, business, enterprise'],
+      [{ DEFAULT_PLAN_TIER: 'gold' }, 'DEFAULT_PLAN_TIER must be one of academic_free, pro, team, business, enterprise, got "gold"'],
       [{ PORT: 'abc' }, 'PORT must be a whole number from 0 to 65535, got "abc"'],
       [{ ALLOW_SIGNUP: 'maybe' }, 'ALLOW_SIGNUP must be true or false (or 1/0, yes/no, on/off), got "maybe"'],
     ];

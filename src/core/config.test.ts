@@ -68,6 +68,32 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     }
   });
 
+  it('URLs are checked at start, naming the variable: DATABASE_URL, DATABASE_APP_URL (PostgreSQL), PUBLIC_BASE_URL (http or https, no query)', () => {
+    for (const name of ['DATABASE_URL', 'DATABASE_APP_URL']) {
+      for (const bad of ['notaurl', 'mysql://u@h/db']) expect(() => loadConfig({ [name]: bad }), bad).toThrow(new Error(`${name} must be a URL such as postgres://user:password@host:5432/database`));
+    }
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/platform' }).databaseUrl).toBe('postgresql://u:p@db:5432/platform');
+    for (const bad of ['notaurl', 'ftp://x/y', 'https://api.example.com/?a=1', 'https://api.example.com/#x', 'https://u:p@api.example.com']) {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: bad }), bad).toThrow(new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${bad}"`));
+    }
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/api' }).publicBaseUrl).toBe('https://example.com/api');
+  });
+
+  it('HOST: an IP address or a host name; anything else is refused naming it', () => {
+    expect(['0.0.0.0', '::', '127.0.0.1', 'localhost', 'api.internal', ''].map((HOST) => loadConfig({ HOST }).host)).toEqual(['0.0.0.0', '::', '127.0.0.1', 'localhost', 'api.internal', '0.0.0.0']);
+    for (const bad of ['999.1.1.1', 'no space', 'a..b', '-x']) {
+      expect(() => loadConfig({ HOST: bad }), bad).toThrow(new Error(`HOST must be an IP address or a host name to listen on, such as 0.0.0.0, ::, 127.0.0.1 or localhost, got "${bad}"`));
+    }
+  });
+
+  it('DEFAULT_SUBSCRIPTION_STATUS and DEFAULT_PLAN_TIER: empty is the default; another value is named in the refusal', () => {
+    expect(loadConfig({ DEFAULT_SUBSCRIPTION_STATUS: '' }).defaultSubscriptionStatus).toBe('active');
+    expect(loadConfig({ DEFAULT_SUBSCRIPTION_STATUS: '', NODE_ENV: 'production' }).defaultSubscriptionStatus).toBe('none');
+    expect(() => loadConfig({ DEFAULT_SUBSCRIPTION_STATUS: 'gold' })).toThrow(new Error('DEFAULT_SUBSCRIPTION_STATUS must be one of none, active, past_due, cancelled, got "gold"'));
+    expect(loadConfig({ DEFAULT_PLAN_TIER: '' }).defaultPlanTier).toBe('pro');
+    expect(() => loadConfig({ DEFAULT_PLAN_TIER: 'gold' })).toThrow(/^DEFAULT_PLAN_TIER must be one of .*, got "gold"$/);
+  });
+
   it('DEFAULT_FEATURES: an unknown feature is named with the known ones', () => {
     expect(() => loadConfig({ DEFAULT_FEATURES: 'documents,teleport' })).toThrow(new Error(
       'DEFAULT_FEATURES has unknown features: teleport (known: documents, chat, iam, compliance, proof-printout, rdp, containers, mail, calendar, saas-builder, vision, mcp)'));

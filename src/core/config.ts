@@ -156,21 +156,51 @@ function redisUrl(v: string | undefined): string | null {
   return v;
 }
 
+/** HOST: an address (IPv4 or IPv6) or a host name (not all digits: `999.1.1.1` is no address and no name). */
+function listenHost(v: string | undefined): string {
+  if (v === undefined || v === '') return '0.0.0.0';
+  if (isIP(v) || (v.length <= 253 && /^(?=.*[a-z])[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(v))) return v;
+  throw new Error(`HOST must be an IP address or a host name to listen on, such as 0.0.0.0, ::, 127.0.0.1 or localhost, got "${v}"`);
+}
+
+/** DATABASE_URL and DATABASE_APP_URL: a PostgreSQL URL (pg would take a bare word as a host and fail later, unnamed). */
+function postgresUrl(name: string, v: string | undefined): string | null {
+  if (!v) return null;
+  let u: URL | undefined;
+  try { u = new URL(v); } catch { /* below */ }
+  if (!u || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) throw new Error(`${name} must be a URL such as postgres://user:password@host:5432/database`);
+  return v;
+}
+
+/**
+ * PUBLIC_BASE_URL: the API's external origin (and path prefix, if any). Signed links and the MCP metadata are built on
+ * it, so a typo would hand every client broken links.
+ */
+function publicBaseUrl(v: string | undefined): string | null {
+  if (!v) return null;
+  let u: URL | undefined;
+  try { u = new URL(v); } catch { /* below */ }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash || u.username || u.password) {
+    throw new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${v}"`);
+  }
+  return v;
+}
+
 /** Reads the whole configuration from the environment once; everything else takes a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
-  const sub = (env.DEFAULT_SUBSCRIPTION_STATUS ?? (nodeEnv === 'production' ? 'none' : 'active')) as SubscriptionStatus;
-  if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}`);
+  const sub = (env.DEFAULT_SUBSCRIPTION_STATUS || (nodeEnv === 'production' ? 'none' : 'active')) as SubscriptionStatus;
+  if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}, got "${sub}"`);
   // Checked here like the other defaults: an unknown tier would be stored on every new organization (spec 2.9 enum).
   const tier = (env.DEFAULT_PLAN_TIER || 'pro') as PlanTier;
-  if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}`);
+  if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}, got "${tier}"`);
   const cfg: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST ?? '0.0.0.0',
+    host: listenHost(env.HOST),
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
-    databaseUrl: env.DATABASE_URL || null,
+    databaseUrl: postgresUrl('DATABASE_URL', env.DATABASE_URL),
     redisUrl: redisUrl(env.REDIS_URL),
-    databaseAppUrl: env.DATABASE_APP_URL || null,
+    databaseAppUrl: postgresUrl('DATABASE_APP_URL', env.DATABASE_APP_URL),
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: logLevel(env.LOG_LEVEL, nodeEnv === 'test' ? 'silent' : 'info'),
@@ -191,7 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     credentialCacheTtlMs: int(env, 'CREDENTIAL_CACHE_TTL_MS', 5000),
     encryptionKey: env.ENCRYPTION_KEY || null,
-    publicBaseUrl: env.PUBLIC_BASE_URL || null,
+    publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
     jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
     smtpUrl: env.SMTP_URL || null,

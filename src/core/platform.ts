@@ -92,7 +92,12 @@ export async function startPlatform(config: Config, log: Platform['log'], opts: 
   let opened: Database | undefined;
   let openedRedis: RedisConnection | null = null;
   try {
-    await migrate(url, (m) => log.info({}, m));
+    await migrate(url, (m) => log.info({}, m)).catch((err: Error & { code?: string }) => {
+      // A server that cannot be reached or refuses the login: say which setting points there (never its password).
+      if (!config.databaseUrl || /^Migration /.test(err.message)) throw err;
+      const u = new URL(config.databaseUrl);
+      throw new Error(`DATABASE_URL: could not use the database ${u.pathname.slice(1) || '(default)'} at ${u.hostname}:${u.port || 5432} as ${decodeURIComponent(u.username) || '(default user)'}: ${err.message}`);
+    });
     await assertAppRole(url);
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
     const db = opened = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });

@@ -139,6 +139,15 @@ describe('a crash during the first initdb', () => {
   }, 120_000);
 });
 
+describe('a DATA_DIR that cannot be used', () => {
+  it('a file in its place is refused naming DATA_DIR and the path', async () => {
+    const file = path.join(tempDataDir(), 'a-file');
+    writeFileSync(file, 'not a directory');
+    const refusal = await start(file).then(() => 'started', (err: Error) => err.message);
+    expect(refusal).toBe(`DATA_DIR ${file} cannot be used: EEXIST: file already exists, mkdir '${file}'`);
+  });
+});
+
 describe('a cluster made by another PostgreSQL major', () => {
   it('is refused with what to do, and left as it was', async () => {
     const dir = tempDataDir();

@@ -283,8 +283,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
   const ids = runAsIds();
   const root = path.resolve(opts.dataDir);
   const pgData = path.join(root, 'pg');
-  mkdirSync(root, { recursive: true });
-  const release = takeDataDirLock(root, log);
+  let release: () => void;
+  try {
+    mkdirSync(root, { recursive: true });
+    release = takeDataDirLock(root, log);
+  } catch (err) {
+    // Not a directory, not writable: name the setting (the lock's own "in use" refusal names DATA_DIR already).
+    if (/DATA_DIR/.test((err as Error).message)) throw err;
+    throw new Error(`DATA_DIR ${root} cannot be used: ${(err as Error).message}`);
+  }
   try {
     return await startLocked(opts, root, pgData, bins, ids, log, release);
   } catch (err) {
