@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from './helpers.js';
+import { appWithCapturedLogs, buildTestApp, newTenant, errorOf, type TestApp, type Tenant, awayFromWindowEnd } from './helpers.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -53,6 +53,18 @@ describe('POST /v1/security/csp-report (spec 4.1)', () => {
     expect(errorOf(await post('text/plain', 'x'), 415, 'UNSUPPORTED_MEDIA_TYPE').message).toBe('Content-Type "text/plain" is not accepted here; send application/csp-report or application/reports+json or application/json');
     const err = errorOf(await post('application/csp-report', JSON.stringify({ r: 'x'.repeat(17 * 1024) })), 413, 'PAYLOAD_TOO_LARGE');
     expect(err.details).toEqual({ maxBytes: 16384, limit: 16384 });
+  });
+
+  it('the logged report has the credentials of its URLs redacted (a page URL with a session token or a signature)', async () => {
+    const { app, lines } = await appWithCapturedLogs(t);
+    const report = { 'csp-report': { 'document-uri': 'https://app.example/v1/sheet/1/export?token=eyJ.secret.jwt&format=xlsx', 'blocked-uri': 'https://cdn.example/x.js?sig=abc123', 'violated-directive': 'script-src' } };
+    const res = await app.inject({ method: 'POST', url: '/v1/security/csp-report', headers: { 'content-type': 'application/csp-report' }, payload: JSON.stringify(report) });
+    expect(res.statusCode).toBe(204);
+    const line = lines.find((l) => l.msg === 'csp violation report' && l.reqId === res.headers['x-request-id']);
+    expect(line?.cspReport).toEqual({ 'csp-report': {
+      'document-uri': 'https://app.example/v1/sheet/1/export?token=[REDACTED]&format=xlsx', 'blocked-uri': 'https://cdn.example/x.js?sig=[REDACTED]', 'violated-directive': 'script-src' } });
+    expect(JSON.stringify(lines)).not.toContain('eyJ.secret.jwt');
+    await app.close();
   });
 
   it('429 RATE_LIMIT_EXCEEDED with Retry-After above 100 requests per minute per address', async () => {

@@ -1,3 +1,4 @@
+import { redactUrlsIn } from '../../core/http/redact-url.js';
 import { AppError } from '../../core/errors.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -44,7 +45,7 @@ export default async function publicPlatformRoutes(app: FastifyInstance) {
       if (!req.headers['content-type']) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "" is not accepted here; send ${CSP_TYPES.join(' or ')}`);
       }
-      req.log.info({ cspReport: req.body, ip: req.ip }, 'csp violation report');
+      req.log.info({ cspReport: redactUrlsIn(req.body), ip: req.ip }, 'csp violation report');
       return reply.code(204).send();
     });
   });

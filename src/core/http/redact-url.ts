@@ -9,3 +9,15 @@ const SECRET_PARAMS = /([?&](?:token|ticket|sig|access_token)=)[^&#]*/gi;
 export function redactUrl(url: string): string {
   return url.indexOf('?') < 0 ? url : url.replace(SECRET_PARAMS, '$1[REDACTED]');
 }
+
+/**
+ * A JSON value as it may be logged, every string in it redacted like a URL: what a client sends about URLs (a CSP
+ * report's `document-uri`, `blocked-uri`, `referrer`) carries their credentials too, e.g. a sheet export's session
+ * token. Depth is bounded by the JSON parser (JSON_MAX_DEPTH).
+ */
+export function redactUrlsIn(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrl(value);
+  if (Array.isArray(value)) return value.map(redactUrlsIn);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactUrlsIn(v)]));
+  return value;
+}
