@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from './config.js';
 
 describe('loadConfig: defaults of new organizations', () => {
@@ -77,6 +80,24 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
       expect(() => loadConfig({ PUBLIC_BASE_URL: bad }), bad).toThrow(new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${bad}"`));
     }
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/api' }).publicBaseUrl).toBe('https://example.com/api');
+  });
+
+  it('PRICING_FILE: a missing file, non-JSON or a wrong shape stops the start naming the file and the fault', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pricing-'));
+    const file = (name: string, text: string) => { const f = path.join(dir, name); writeFileSync(f, text); return f; };
+    try {
+      const tier = { tier: 'pro', name: 'Pro', price_cents_monthly: 1, currency: 'usd', limits: { max_projects: 1, max_members: null, credits_monthly: 0 }, features: ['documents'] };
+      expect(() => loadConfig({ PRICING_FILE: file('ok.json', JSON.stringify([tier])) })).not.toThrow();
+      const cases: Array<[string, string]> = [
+        [file('bad.json', 'not json'), 'is not JSON'],
+        [file('object.json', '{}'), 'must be a JSON array of plan tiers'],
+        [file('tier.json', JSON.stringify([{ ...tier, tier: 'gold' }])), 'tier 0: "tier" must be one of academic_free, pro, team, business, enterprise'],
+        [file('limits.json', JSON.stringify([{ ...tier, limits: { max_projects: -1, max_members: 1, credits_monthly: 1 } }])), 'tier 0: "limits" must hold max_projects, max_members and credits_monthly, each a whole number of 0 or more, or null'],
+      ];
+      for (const [f, what] of cases) expect(() => loadConfig({ PRICING_FILE: f }), f).toThrow(new Error(`PRICING_FILE ${f}: ${what}`));
+      const missing = path.join(dir, 'missing.json');
+      expect(() => loadConfig({ PRICING_FILE: missing })).toThrow(new Error(`PRICING_FILE ${missing}: cannot be read (ENOENT)`));
+    } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 
   it('HOST: an IP address or a host name; anything else is refused naming it', () => {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { PLAN_TIERS, type PlanTier } from './pricing.js';
+import { PLAN_TIERS, readPricingFile, type PlanTier } from './pricing.js';
 
 /** Feature flags an organization can hold (design: accounts-and-tenancy). */
 export const ALL_FEATURES = [
@@ -192,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const sub = (env.DEFAULT_SUBSCRIPTION_STATUS || (nodeEnv === 'production' ? 'none' : 'active')) as SubscriptionStatus;
   if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}, got "${sub}"`);
   // Checked here like the other defaults: an unknown tier would be stored on every new organization (spec 2.9 enum).
+  if (env.PRICING_FILE) readPricingFile(env.PRICING_FILE); // checked now; pricing.ts reads it when first asked
   const tier = (env.DEFAULT_PLAN_TIER || 'pro') as PlanTier;
   if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}, got "${tier}"`);
   const cfg: Config = {

@@ -19,11 +19,39 @@ const DEFAULT_TIERS: PlanTierInfo[] = [
   { tier: 'enterprise', name: 'Enterprise', price_cents_monthly: null, currency: 'usd', limits: { max_projects: null, max_members: null, credits_monthly: null }, features: ALL },
 ];
 
+/**
+ * The tiers of a PRICING_FILE, checked: read at start by the configuration, so a missing file or a wrong shape stops
+ * the start naming it (read later, it turned GET /v1/pricing and every plan-limit check into 500s).
+ */
+export function readPricingFile(file: string): PlanTierInfo[] {
+  const fail = (what: string): never => { throw new Error(`PRICING_FILE ${file}: ${what}`); };
+  let text = '';
+  try { text = readFileSync(file, 'utf8'); } catch (err) { fail(`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`); }
+  let tiers: unknown;
+  try { tiers = JSON.parse(text); } catch { fail('is not JSON'); }
+  if (!Array.isArray(tiers) || tiers.length === 0) return fail('must be a JSON array of plan tiers');
+  const count = (v: unknown) => v === null || (Number.isInteger(v) && (v as number) >= 0);
+  tiers.forEach((t: Record<string, unknown>, i) => {
+    const at = `tier ${i}`;
+    if (!t || typeof t !== 'object') fail(`${at} must be an object`);
+    if (!(PLAN_TIERS as readonly unknown[]).includes(t.tier)) fail(`${at}: "tier" must be one of ${PLAN_TIERS.join(', ')}`);
+    if (typeof t.name !== 'string' || !t.name) fail(`${at}: "name" must be a non-empty string`);
+    if (!count(t.price_cents_monthly)) fail(`${at}: "price_cents_monthly" must be a whole number of 0 or more, or null`);
+    if (typeof t.currency !== 'string') fail(`${at}: "currency" must be a string`);
+    const limits = t.limits as Record<string, unknown> | null;
+    if (!limits || typeof limits !== 'object' || !['max_projects', 'max_members', 'credits_monthly'].every((k) => count(limits[k]))) {
+      fail(`${at}: "limits" must hold max_projects, max_members and credits_monthly, each a whole number of 0 or more, or null`);
+    }
+    if (!Array.isArray(t.features) || !t.features.every((f) => typeof f === 'string')) fail(`${at}: "features" must be an array of strings`);
+  });
+  return tiers as PlanTierInfo[];
+}
+
 let cached: PlanTierInfo[] | null = null;
 
 /** Public plan tiers; PRICING_FILE (JSON array of PlanTierInfo) replaces the defaults. */
 export function planTiers(): PlanTierInfo[] {
-  if (!cached) cached = process.env.PRICING_FILE ? JSON.parse(readFileSync(process.env.PRICING_FILE, 'utf8')) : DEFAULT_TIERS;
+  if (!cached) cached = process.env.PRICING_FILE ? readPricingFile(process.env.PRICING_FILE) : DEFAULT_TIERS;
   return cached!;
 }
 
