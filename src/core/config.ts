@@ -156,6 +156,13 @@ function redisUrl(v: string | undefined): string | null {
   return v;
 }
 
+/** ROOT_ADMIN_EMAIL: the root super-admin's sign-in, an e-mail address (`admin@localhost` by default). */
+function rootAdminEmail(v: string | undefined): string {
+  if (v === undefined || v === '') return 'admin@localhost';
+  if (!/^[^\s@]+@[^\s@]+$/.test(v) || v.length > 254) throw new Error(`ROOT_ADMIN_EMAIL must be an e-mail address, got "${v}"`);
+  return v.toLowerCase();
+}
+
 /** HOST: an address (IPv4 or IPv6) or a host name (not all digits: `999.1.1.1` is no address and no name). */
 function listenHost(v: string | undefined): string {
   if (v === undefined || v === '') return '0.0.0.0';
@@ -206,7 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     nodeEnv,
     logLevel: logLevel(env.LOG_LEVEL, nodeEnv === 'test' ? 'silent' : 'info'),
     allowSignup: bool(env, 'ALLOW_SIGNUP', true),
-    rootAdminEmail: (env.ROOT_ADMIN_EMAIL ?? 'admin@localhost').toLowerCase(),
+    rootAdminEmail: rootAdminEmail(env.ROOT_ADMIN_EMAIL),
     rootApiKey: env.ROOT_API_KEY || null,
     defaultFeatures: list(env.DEFAULT_FEATURES) ?? [...ALL_FEATURES],
     defaultSubscriptionStatus: sub,

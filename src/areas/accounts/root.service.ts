@@ -12,6 +12,7 @@ import { membersRepo } from './members.repo.js';
 import { createOrganizationRow } from './organizations.service.js';
 import { insertApiKey } from './api-keys.service.js';
 import { lockNamed } from '../../core/db/locks.js';
+import { PASSWORD_RULE, assertPassword } from './passwords.js';
 
 const ROOT_KEY_LIFETIME_MS = 364 * 86_400_000; // within the one-year limit of every key
 /** The names of the root keys this bootstrap makes (the keys a new ROOT_API_KEY replaces). */
@@ -24,6 +25,11 @@ const ROOT_KEY_NAMES = { generated: 'root (first start)', given: 'root (ROOT_API
  * Safe to run on every start and from several nodes at once (with the same ROOT_API_KEY).
  */
 export async function ensureRoot(platform: Platform): Promise<{ createdOrg: boolean; generatedKey: string | null; orgId: string }> {
+  // Checked at every start, though used only by the first: the most powerful account gets the rule every user gets.
+  const rootPassword = process.env.ROOT_ADMIN_PASSWORD;
+  if (rootPassword) {
+    try { assertPassword(rootPassword); } catch { throw new Error(`ROOT_ADMIN_PASSWORD must be ${PASSWORD_RULE}`); }
+  }
   const { config, db } = platform;
   if (config.rootApiKey && !parseApiKey(config.rootApiKey)) {
     throw new AppError('VALIDATION_ERROR', 'ROOT_API_KEY is malformed: expected svc_live_<8 alphanumerics>_<32 or 64 hex/base64url chars>');
@@ -42,7 +48,7 @@ export async function ensureRoot(platform: Platform): Promise<{ createdOrg: bool
       const existing = await accountsRepo.userByEmail(sql, config.rootAdminEmail);
       adminId = existing?.id ?? uuidv7();
       if (!existing) {
-        const pw = process.env.ROOT_ADMIN_PASSWORD ? await hashPassword(process.env.ROOT_ADMIN_PASSWORD) : null;
+        const pw = rootPassword ? await hashPassword(rootPassword) : null;
         await accountsRepo.insertUser(sql, { id: adminId, email: config.rootAdminEmail, name: 'Platform Administrator', passwordHash: pw });
       }
       await accountsRepo.insertMembership(sql, org.id, adminId, 'super_admin');
