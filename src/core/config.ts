@@ -147,12 +147,15 @@ function logLevel(v: string | undefined, dflt: string): string {
   return v;
 }
 
-/** REDIS_URL, checked at start (a typo must not become a node that silently counts alone). */
-function redisUrl(v: string | undefined): string | null {
+/**
+ * A URL setting, checked at start: unset is null; one that does not parse, has another scheme or fails `ok` stops the
+ * start with `${name} must ${what}` (a typo must not become broken links, or a node that silently counts alone).
+ */
+function urlSetting(name: string, v: string | undefined, schemes: string[], what: string, ok: (u: URL) => boolean = () => true): string | null {
   if (!v) return null;
-  let u: URL;
-  try { u = new URL(v); } catch { throw new Error('REDIS_URL must be a URL such as redis://host:6379 or rediss://user:password@host:6380/0'); }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error('REDIS_URL must start with redis:// or rediss://');
+  let u: URL | undefined;
+  try { u = new URL(v); } catch { /* refused below */ }
+  if (!u || !schemes.includes(u.protocol) || !ok(u)) throw new Error(`${name} must ${what}`);
   return v;
 }
 
@@ -170,28 +173,8 @@ function listenHost(v: string | undefined): string {
   throw new Error(`HOST must be an IP address or a host name to listen on, such as 0.0.0.0, ::, 127.0.0.1 or localhost, got "${v}"`);
 }
 
-/** DATABASE_URL and DATABASE_APP_URL: a PostgreSQL URL (pg would take a bare word as a host and fail later, unnamed). */
-function postgresUrl(name: string, v: string | undefined): string | null {
-  if (!v) return null;
-  let u: URL | undefined;
-  try { u = new URL(v); } catch { /* below */ }
-  if (!u || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) throw new Error(`${name} must be a URL such as postgres://user:password@host:5432/database`);
-  return v;
-}
-
-/**
- * PUBLIC_BASE_URL: the API's external origin (and path prefix, if any). Signed links and the MCP metadata are built on
- * it, so a typo would hand every client broken links.
- */
-function publicBaseUrl(v: string | undefined): string | null {
-  if (!v) return null;
-  let u: URL | undefined;
-  try { u = new URL(v); } catch { /* below */ }
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash || u.username || u.password) {
-    throw new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${v}"`);
-  }
-  return v;
-}
+const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
+const POSTGRES_URL = 'be a URL such as postgres://user:password@host:5432/database';
 
 /** Reads the whole configuration from the environment once; everything else takes a Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -206,9 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: int(env, 'PORT', 8080, 0, 65535),
     host: listenHost(env.HOST),
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
-    databaseUrl: postgresUrl('DATABASE_URL', env.DATABASE_URL),
-    redisUrl: redisUrl(env.REDIS_URL),
-    databaseAppUrl: postgresUrl('DATABASE_APP_URL', env.DATABASE_APP_URL),
+    databaseUrl: urlSetting('DATABASE_URL', env.DATABASE_URL, POSTGRES_SCHEMES, POSTGRES_URL),
+    redisUrl: urlSetting('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:'], 'start with redis:// or rediss://, such as redis://host:6379 or rediss://user:password@host:6380/0'),
+    databaseAppUrl: urlSetting('DATABASE_APP_URL', env.DATABASE_APP_URL, POSTGRES_SCHEMES, POSTGRES_URL),
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     nodeEnv,
     logLevel: logLevel(env.LOG_LEVEL, nodeEnv === 'test' ? 'silent' : 'info'),
@@ -229,7 +212,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     credentialCacheTtlMs: int(env, 'CREDENTIAL_CACHE_TTL_MS', 5000),
     encryptionKey: env.ENCRYPTION_KEY || null,
-    publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
+    publicBaseUrl: urlSetting('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, ['http:', 'https:'],
+      `be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${env.PUBLIC_BASE_URL}"`,
+      (u) => !u.search && !u.hash && !u.username && !u.password),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
     jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
     smtpUrl: env.SMTP_URL || null,
