@@ -72,5 +72,11 @@ describe('migrations', () => {
       await run(`GRANT SELECT, INSERT, UPDATE, DELETE ON projects TO platform_app`);
       await expect(assertAppRole(url)).resolves.toBeUndefined();
     });
+
+    it('a server without the application role (a dump restored into another server) is refused, saying how to create it', async () => {
+      // The role is the server's, shared with every test database: a name no server has stands in for it.
+      await expect(assertAppRole(url, 'platform_app_never_created')).rejects.toThrow(
+        'The database has no role "platform_app_never_created", which every request runs as (a pg_dump restored without it?): create it with CREATE ROLE platform_app_never_created NOLOGIN NOSUPERUSER NOBYPASSRLS; and restore the dump again (README, "Backups")');
+    });
   });
 });
