@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { Envelope, ok } from '../../core/http/envelope.js';
 import { planTiers } from '../../core/pricing.js';
 import { AppError } from '../../core/errors.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../core/db/unavailable.js';
 import publicPlatformRoutes from './public.routes.js';
 
 const startedAt = Date.now();
@@ -19,7 +20,10 @@ export default async function platformArea(app: FastifyInstance) {
       },
     },
   }, async () => {
-    if (!(await app.platform.db.ping())) throw new AppError('SERVICE_UNAVAILABLE', 'Database is unreachable', { database: 'unreachable' });
+    if (!(await app.platform.db.ping())) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'Database is unreachable', { database: 'unreachable' },
+        { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } });
+    }
     return ok({ status: 'ok', database: 'ok', uptime_seconds: Math.floor((Date.now() - startedAt) / 1000), version: SERVER_VERSION });
   });
 

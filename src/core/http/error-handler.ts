@@ -3,6 +3,7 @@ import pg from 'pg';
 import { AppError } from '../errors.js';
 import { rateLimitBeforeRouting } from './guard.js';
 import { asEnumError } from './literal-unions.js';
+import { databaseUnavailable, databaseUnavailableCause } from '../db/unavailable.js';
 
 /** Fields the platform assigns; a strict body that carries one is refused with a message that says so. */
 export const PLATFORM_ASSIGNED_FIELDS = new Set([
@@ -181,6 +182,9 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError('VALIDATION_ERROR', fe.message);
   }
+  // A database that cannot be reached (stopped, restarting, network cut) is an outage, not a fault of this request.
+  const down = databaseUnavailableCause(err);
+  if (down) return databaseUnavailable(down);
   const isDb = err instanceof pg.DatabaseError;
   const refusal = isDb ? databaseRefusal(err as pg.DatabaseError) : null;
   if (refusal) return refusal;
@@ -192,7 +196,9 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
 function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const appErr = toAppError(err, req);
   // 501 is an answer the server means to give (a reserved route), not a fault: logged like a 4xx.
-  if (appErr.status >= 500 && appErr.code !== 'NOT_IMPLEMENTED') req.log.error({ err }, 'request failed');
+  // A database outage: one warning per request naming the cause, no stack (every request fails the same way then).
+  if (appErr.status === 503 && typeof appErr.cause === 'string') req.log.warn({ code: appErr.code, cause: appErr.cause }, 'request failed: database unavailable');
+  else if (appErr.status >= 500 && appErr.code !== 'NOT_IMPLEMENTED') req.log.error({ err }, 'request failed');
   else req.log.info({ code: appErr.code }, appErr.message);
   if (appErr.headers) reply.headers(appErr.headers);
   const details = appErr.status >= 500 ? { ...(appErr.details ?? {}), requestId: req.id } : appErr.details;

@@ -47,4 +47,14 @@ describe('MCP tool calls: the database refusals are answers, as on REST', () => 
     expect(err).toBeInstanceOf(RpcError);
     expect([(err as RpcError).code, (err as RpcError).message, (err as RpcError).data]).toEqual([-32603, 'A database error occurred; retry with backoff', { code: 'DATABASE_ERROR', status: 500, requestId: 'req-1' }]);
   });
+
+  it('a database that cannot be reached (refused, session ended by a shutdown) is -32603 SERVICE_UNAVAILABLE, status 503', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    for (const thrown of [refused, dbError('57P01', 'terminating connection due to administrator command')]) {
+      const err = await run(thrown).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RpcError);
+      expect([(err as RpcError).code, (err as RpcError).data]).toEqual([-32603,
+        { code: 'SERVICE_UNAVAILABLE', status: 503, details: { reason: 'DATABASE_UNAVAILABLE' }, requestId: 'req-1' }]);
+    }
+  });
 });

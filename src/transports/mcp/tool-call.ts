@@ -2,6 +2,7 @@ import pg from 'pg';
 import { AppError } from '../../core/errors.js';
 import { assertStorableText } from '../../core/text.js';
 import { databaseRefusal } from '../../core/http/error-handler.js';
+import { databaseUnavailable, databaseUnavailableCause } from '../../core/db/unavailable.js';
 import { actor, type ServiceContext } from '../../core/context.js';
 import { RPC, RpcError } from './jsonrpc.js';
 import { checkAccess } from './access.js';
@@ -35,9 +36,12 @@ const ACCESS_STATUSES = new Set([401, 402, 403]);
 export function toRpcError(err: unknown, ctx: ServiceContext, log: Logger): RpcError {
   if (err instanceof RpcError) return err;
   if (err instanceof AppError) {
-    if (err.status >= 500) log.warn({ code: err.code }, err.message);
+    if (err.status >= 500) log.warn({ code: err.code, ...(typeof err.cause === 'string' ? { cause: err.cause } : {}) }, err.message);
     return new RpcError(RPC.INTERNAL_ERROR, err.message, { code: err.code, status: err.status, ...(err.details ? { details: err.details } : {}), ...(err.status >= 500 ? { requestId: ctx.requestId } : {}) });
   }
+  // As on REST: a database that cannot be reached is SERVICE_UNAVAILABLE (503), logged once with its cause, no stack.
+  const down = databaseUnavailableCause(err);
+  if (down) return toRpcError(databaseUnavailable(down), ctx, log);
   log.error({ err }, 'MCP request failed');
   const isDb = err instanceof pg.DatabaseError;
   return new RpcError(RPC.INTERNAL_ERROR, isDb ? 'A database error occurred; retry with backoff' : 'Internal error; retry with backoff',
