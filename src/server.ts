@@ -19,11 +19,21 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   let running: Awaited<ReturnType<typeof startPlatform>> | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let closing = false;
+  // SHUTDOWN_DRAIN_MS: before the listener closes, /v1/health answers 503 "draining" while every other request is still
+  // served, so a load balancer takes this node out of rotation instead of meeting refused connections. SIGTERM only:
+  // it is what orchestrators send; a Ctrl-C (SIGINT) at a terminal means stop now.
+  const drainPeriod = async (signal: string) => {
+    if (signal !== 'SIGTERM' || config.shutdownDrainMs === 0 || !app?.server.listening) return;
+    running!.platform.lifecycle.draining = true;
+    log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /v1/health answers 503 while requests are still served');
+    await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+  };
   const shutdown = async (signal: string) => {
     if (closing) { log.info({ signal }, 'already shutting down; the drain goes on'); return; }
     closing = true;
     // Still starting (initdb, PostgreSQL, migrations): the start stops as soon as the database is up (below).
     if (!running) { log.info({ signal }, 'shutting down once the database has started'); return; }
+    await drainPeriod(signal);
     log.info({ signal }, 'shutting down: no new connections, draining requests');
     // Requests that do not finish in time (a client that never sends the rest of its body) are cut; the database
     // is still closed, so an embedded PostgreSQL is not left running without its server.

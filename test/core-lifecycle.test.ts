@@ -326,6 +326,29 @@ describe('server process', () => {
     expect(await waitGone(pgPid, 10_000)).toBe(true);
   }, START_TIMEOUT_MS + 60_000);
 
+  it('SHUTDOWN_DRAIN_MS: after SIGTERM /v1/health answers 503 draining while other requests are served, then exit 0', async () => {
+    // Long enough for the requests below on two busy cores; the test waits for the log line, not for a time.
+    const s = await start(dataDir, { SHUTDOWN_DRAIN_MS: '8000' });
+    const reg = await api(s, 'POST', '/v1/auth/register', { email: `drain-${randomBytes(4).toString('hex')}@example.test`, password, name: 'Drain', organization_name: 'Drain Org' });
+    expect(reg.status, JSON.stringify(reg.body)).toBe(201);
+    const token = (reg.body.data as { access_token: string }).access_token;
+
+    s.child.kill('SIGTERM');
+    expect(await until(() => s.output().includes('draining: /v1/health answers 503'), 10_000), s.output().slice(-3000)).toBe(true);
+    const health = await fetch(`http://127.0.0.1:${s.port}/v1/health`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get('retry-after')).toBeTruthy();
+    expect(await health.json()).toMatchObject({ success: false, error: { code: 'SERVICE_UNAVAILABLE', details: { status: 'draining' } } });
+    // Everything else is still served, the database included.
+    const me = await api(s, 'GET', '/v1/me', undefined, token);
+    expect(me.status, JSON.stringify(me.body)).toBe(200);
+    expect(s.child.exitCode).toBeNull();
+    expect(s.output()).not.toContain('shutting down: no new connections');
+
+    expect(await s.exited, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(s.output()).toContain('stopped cleanly');
+  }, START_TIMEOUT_MS + 60_000);
+
   it('Ctrl-C on npm start (SIGINT to the whole foreground group, then the one npm forwards): the drain goes on, exit 0', async () => {
     const s = await start(dataDir, {}, true);
     const pgPid = postmasterPid()!;

@@ -58,6 +58,11 @@ export interface Config {
   /** How long a graceful shutdown waits for requests in progress before cutting them (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
   /**
+   * SHUTDOWN_DRAIN_MS: after a SIGTERM, how long this node keeps serving while /v1/health answers 503 "draining", so a
+   * load balancer takes it out of rotation before its listener closes (0: close at once, as a single node wants).
+   */
+  shutdownDrainMs: number;
+  /**
    * TRUST_PROXY: whose X-Forwarded-For is believed for the client's address: nobody (false), the N proxies in front
    * (a number; `true` is 1), or the proxies at these addresses (a comma-separated list of addresses and CIDRs).
    */
@@ -173,6 +178,9 @@ function listenHost(v: string | undefined): string {
   throw new Error(`HOST must be an IP address or a host name to listen on, such as 0.0.0.0, ::, 127.0.0.1 or localhost, got "${v}"`);
 }
 
+/** SHUTDOWN_DRAIN_MS's ceiling (10 minutes): load balancers notice a failing check within seconds; more is a typo. */
+const MAX_DRAIN_MS = 600_000;
+
 const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
 const POSTGRES_URL = 'be a URL such as postgres://user:password@host:5432/database';
 
@@ -222,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowPrivateHosts: bool(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', nodeEnv === 'test'),
     trustProxy: trustedProxies(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 0, 0, MAX_DRAIN_MS),
     collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
     collabRoomsMaxBytes: int(env, 'COLLAB_ROOMS_MAX_MB', 1024, 1) * 1024 * 1024,
     wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 1),

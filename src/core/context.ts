@@ -26,6 +26,11 @@ export interface Platform {
   events: EventBus;
   /** Durable background jobs; areas register handlers at start (platform.jobs.register). */
   jobs: JobRunner;
+  /**
+   * Set by the server when a SIGTERM starts the drain (SHUTDOWN_DRAIN_MS): /v1/health then answers 503 "draining", so a
+   * load balancer stops sending requests here, while the requests that still come are served as usual.
+   */
+  lifecycle: { draining: boolean };
   log: { info(o: unknown, m?: string): void; warn(o: unknown, m?: string): void; error(o: unknown, m?: string): void };
 }
 

@@ -114,6 +114,7 @@ export async function startPlatform(config: Config, log: Platform['log'], opts: 
       config, db, box, signer, rateLimitStore, redis, fanout, log,
       credentials: new CredentialResolver(db, signer, config.credentialCacheTtlMs),
       events: new EventBus(),
+      lifecycle: { draining: false },
       jobs: new JobRunner(db, { pollMs: config.jobPollMs, batch: 20, log: (o, m) => log.warn(o, m) }),
     };
     platform.jobs.every('core.jobs-retention', RETENTION_EVERY_MS, async () => { await purgeFinishedJobs(db.sys); });

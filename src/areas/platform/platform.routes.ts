@@ -8,6 +8,8 @@ import { DATABASE_RETRY_AFTER_SECONDS } from '../../core/db/unavailable.js';
 import publicPlatformRoutes from './public.routes.js';
 
 const startedAt = Date.now();
+/** A draining node is not coming back: its check may be asked again soon, and fails until the node is gone. */
+const DRAIN_RETRY_AFTER_SECONDS = 1;
 
 /** Public platform endpoints (spec 4.1). */
 export default async function platformArea(app: FastifyInstance) {
@@ -20,6 +22,11 @@ export default async function platformArea(app: FastifyInstance) {
       },
     },
   }, async () => {
+    // 503 in both cases, so a load balancer's check needs nothing but the status; details say which (docs/decisions.md).
+    if (app.platform.lifecycle.draining) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'The server is draining before it stops; send requests to another node', { status: 'draining' },
+        { headers: { 'Retry-After': String(DRAIN_RETRY_AFTER_SECONDS) } });
+    }
     if (!(await app.platform.db.ping())) {
       throw new AppError('SERVICE_UNAVAILABLE', 'Database is unreachable', { database: 'unreachable' },
         { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } });
