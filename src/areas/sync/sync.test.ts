@@ -249,7 +249,11 @@ describe('GET /v1/sync/{resourceType}', () => {
     await t.platform.db.sys.exec(`DELETE FROM jobs WHERE org_id = $1 AND status = 'pending'`, [c.orgId]);
     await until(async () => Number((await t.platform.db.sys.one<{ n: string }>(`SELECT count(*) AS n FROM jobs WHERE org_id = $1 AND status = 'running'`, [c.orgId]))!.n) === 0, 20_000);
     // 17 MiB each (more than the API takes, as a restored database may hold): the third starts past 32 MiB.
-    await t.platform.db.sys.exec(`UPDATE documents SET content = repeat('s', 17 * 1048576) WHERE org_id = $1 AND title LIKE 'Heavy%'`, [c.orgId]);
+    // One statement each, in order: one UPDATE of all four would give them change numbers in the order it met the rows
+    // on disk, which the indexing job's earlier rewrites may have shuffled.
+    for (const title of ['Heavy 1', 'Heavy 2', 'Heavy 3', 'Heavy 4']) {
+      await t.platform.db.sys.exec(`UPDATE documents SET content = repeat('s', 17 * 1048576) WHERE org_id = $1 AND title = $2`, [c.orgId, title]);
+    }
     const pages: Array<{ titles: string[]; lengths: number[]; has_more: boolean }> = [];
     let cursor: string | undefined;
     do {
