@@ -30,9 +30,10 @@ describe('durable jobs', () => {
     expect(await jobRow(a.orgId, 'test.rolled')).toBeUndefined();
   });
 
-  it('retries a failing job with backoff and records the error, then fails for good after max attempts', async () => {
+  it('retries a failing job with backoff and records the error, then fails for good after max attempts; each failure is logged naming the organization', async () => {
     const a = await newTenant(t.app);
-    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5 });
+    const logged: Array<[unknown, string]> = [];
+    const runner = new JobRunner(t.platform.db, { pollMs: 50, batch: 5, log: (o, m) => logged.push([o, m]) });
     let calls = 0;
     runner.register('test.fail', async () => { calls++; throw new Error('remote said no'); });
     await t.platform.db.tenantTx(a.orgId, (sql) => enqueue(sql, { orgId: a.orgId, kind: 'test.fail', maxAttempts: 2 }));
@@ -44,6 +45,9 @@ describe('durable jobs', () => {
     row = await jobRow(a.orgId, 'test.fail');
     expect(row).toMatchObject({ status: 'failed', attempts: 2 });
     expect(calls).toBe(2);
+    const { id } = (await t.platform.db.sys.one<{ id: string }>(`SELECT id FROM jobs WHERE org_id = $1 AND kind = 'test.fail'`, [a.orgId]))!;
+    const fields = { err: expect.objectContaining({ message: 'remote said no' }), org_id: a.orgId, job_id: id, kind: 'test.fail' };
+    expect(logged).toEqual([[{ ...fields, attempts: 1 }, 'job failed; will retry'], [{ ...fields, attempts: 2 }, 'job failed for good']]);
   });
 
   it('reclaims a job left running by a crashed node', async () => {

@@ -246,7 +246,9 @@ export class JobRunner {
     } catch (err) {
       const message = String((err as Error)?.message ?? err).slice(0, 2000);
       const final = job.attempts >= job.max_attempts;
-      this.opts.log?.({ err, kind: job.kind, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
+      // The organization is named so an operator can tell whose deliveries or indexing keep failing.
+      const which = { org_id: job.org_id, job_id: job.id, kind: job.kind };
+      this.opts.log?.({ err, ...which, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
       // Back to pending for a retry, unless a job of the same dedupe key is pending already (enqueued while this one
       // ran): that one does the same work, so this one is superseded (a second pending job of the key is refused by
       // jobs_dedupe). Should this update fail anyway, the job is left running and resetStale settles it.
@@ -254,7 +256,7 @@ export class JobRunner {
           status = CASE WHEN $3 = 'pending' AND j.dedupe_key IS NOT NULL AND EXISTS (SELECT 1 FROM jobs p WHERE p.org_id = j.org_id
             AND p.kind = j.kind AND p.dedupe_key = j.dedupe_key AND p.status = 'pending') THEN 'superseded' ELSE $3 END
         WHERE org_id = $1 AND id = $2`, [job.org_id, job.id, final ? 'failed' : 'pending', message, backoffSeconds(job.attempts)])
-        .catch((e) => this.opts.log?.({ err: e, kind: job.kind }, 'job state not saved; it is retried once stale'));
+        .catch((e) => this.opts.log?.({ err: e, ...which }, 'job state not saved; it is retried once stale'));
     } finally {
       clearInterval(heartbeat);
     }
