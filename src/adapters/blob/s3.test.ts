@@ -55,4 +55,33 @@ describe('S3 SigV4', () => {
     } finally { await srv.close(); }
     await expect(store.put('k', Buffer.from('y'), 'text/plain')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The file store cannot be reached; retry later' });
   });
+
+  it('a failure carries its cause for the log: the S3 error code from the XML body, the status, or the network error code', async () => {
+    const creds = { accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' };
+    const srv = await startS3Server(creds);
+    const store = new S3BlobStore({ endpoint: srv.endpoint, bucket: 'docs', ...creds, timeoutMs: 200 });
+    const causeOf = (p: Promise<unknown>) => p.then(() => { throw new Error('did not fail'); }, (err: { code?: string; cause?: unknown }) => {
+      expect(err.code).toBe('SERVICE_UNAVAILABLE');
+      return err.cause;
+    });
+    try {
+      const wrong = new S3BlobStore({ endpoint: srv.endpoint, bucket: 'docs', accessKeyId: 'LOCALKEY', secretAccessKey: 'bad' });
+      expect(await causeOf(wrong.put('k', Buffer.from('y'), 'text/plain'))).toEqual({ method: 'PUT', status: 403, code: 'SignatureDoesNotMatch' });
+      // A missing bucket is a fault of the set-up, not an absent file: a read fails rather than finding nothing.
+      srv.state.fault = { status: 404, code: 'NoSuchBucket' };
+      expect(await causeOf(store.get('k'))).toEqual({ method: 'GET', status: 404, code: 'NoSuchBucket' });
+      expect(await causeOf(store.delete('k'))).toEqual({ method: 'DELETE', status: 404, code: 'NoSuchBucket' });
+      srv.state.fault = { status: 502 };
+      expect(await causeOf(store.get('k'))).toEqual({ method: 'GET', status: 502, code: 'InternalError' });
+      srv.state.fault = 'hang';
+      expect(await causeOf(store.get('k'))).toEqual({ method: 'GET', code: 'TIMEOUT' });
+      srv.state.fault = null;
+      expect(await store.get('absent')).toBeNull(); // NoSuchKey: absent
+    } finally { await srv.close(); }
+    // A port nobody listens on any more (never connected to, so no pooled connection is tried first).
+    const gone = await startS3Server(creds);
+    await gone.close();
+    const refused = new S3BlobStore({ endpoint: gone.endpoint, bucket: 'docs', ...creds });
+    expect(await causeOf(refused.put('k', Buffer.from('y'), 'text/plain'))).toEqual({ method: 'PUT', code: 'ECONNREFUSED' });
+  });
 });

@@ -12,8 +12,44 @@ export interface S3Options {
 /** The slowest upload rate a PUT is given time for (on top of the timeout). */
 const UPLOAD_BYTES_PER_SECOND = 256 * 1024;
 
-/** Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry. */
-const unavailable = (what: string) => new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`);
+/**
+ * Why a request to the store failed, for the operator's log line only: the request's method, the store's status and
+ * S3 error code (SignatureDoesNotMatch, NoSuchBucket), or the network error's code (ECONNREFUSED, TIMEOUT). Never the
+ * URL (a signed request's) nor the keys.
+ */
+export interface S3Cause { method: string; status?: number; code: string }
+
+/**
+ * Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry. The cause
+ * is an enumerable property, so the error handler's log line carries it; the client's answer does not.
+ */
+const unavailable = (what: string, cause: S3Cause) =>
+  Object.assign(new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`), { cause });
+
+/** Most bytes of an error answer read for its code: S3's are a few hundred; a proxy's error page needs no more. */
+const ERROR_BODY_BYTES = 8 * 1024;
+
+/** The S3 error code of a refusal (`<Error><Code>NoSuchBucket</Code>...`), else `HTTP_<status>`. */
+async function errorCode(res: Response): Promise<string> {
+  let text = '';
+  const reader = res.body?.getReader();
+  try {
+    while (reader && text.length < ERROR_BODY_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('latin1');
+    }
+  } catch { /* a body cut off: the status is the cause */ }
+  await reader?.cancel().catch(() => {});
+  return /<Code>([A-Za-z0-9._-]{1,64})<\/Code>/.exec(text)?.[1] ?? `HTTP_${res.status}`;
+}
+
+/** The code of a failed fetch's network error (fetch wraps it: `fetch failed`, cause ECONNREFUSED, ENOTFOUND...). */
+function networkCode(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; errors?: Array<{ code?: unknown }> } } | null)?.cause;
+  const code = cause?.code ?? cause?.errors?.[0]?.code; // several addresses tried: an AggregateError of each
+  return typeof code === 'string' ? code : 'NETWORK_ERROR';
+}
 
 const sha256 = (d: string | Buffer) => createHash('sha256').update(d).digest('hex');
 const hmac = (k: string | Buffer, d: string) => createHmac('sha256', k).update(d).digest();
@@ -47,35 +83,48 @@ export class S3BlobStore implements BlobStore {
     return new URL(`${this.o.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(this.o.bucket)}/${encodeKey(key)}`);
   }
 
-  private async send(method: string, key: string, body?: Buffer, extra: Record<string, string> = {}): Promise<Response> {
+  /**
+   * One signed request. A 2xx answer is returned, and null for a 404 meaning the object is absent (`absentOk`; not a
+   * missing bucket); any other answer or failure is thrown as `unavailable(failed ...)` with its cause.
+   */
+  private async send(method: string, key: string, failed: string, o: { body?: Buffer; headers?: Record<string, string>; absentOk?: boolean } = {}): Promise<Response | null> {
+    const { body, headers: extra = {} } = o;
     const url = this.url(key);
     const headers = signV4({ method, url, headers: extra, payloadHash: sha256(body ?? ''), accessKeyId: this.o.accessKeyId,
       secretAccessKey: this.o.secretAccessKey, region: this.o.region ?? 'us-east-1' });
     delete headers.host;
     // A store that stops answering must not hold the request (and an upload's buffered body) for ever. The timer stops
-    // once the answer starts, so a long download is not cut off; a store answers an upload only once it has the body,
-    // so an upload also gets the time to send it at 256 KiB/s (25 MiB: 100 s more).
+    // once the answer starts (an error answer's body is read before), so a long download is not cut off; a store
+    // answers an upload only once it has the body, so an upload also gets the time to send it at 256 KiB/s (25 MiB:
+    // 100 s more).
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), (this.o.timeoutMs ?? 30_000) + Math.ceil(((body?.length ?? 0) / UPLOAD_BYTES_PER_SECOND) * 1000));
     try {
-      return await fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal: abort.signal });
-    } catch {
-      throw unavailable(abort.signal.aborted ? 'did not answer in time' : 'cannot be reached');
+      let res: Response;
+      try {
+        res = await fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal: abort.signal });
+      } catch (err) {
+        if (abort.signal.aborted) throw unavailable('did not answer in time', { method, code: 'TIMEOUT' });
+        throw unavailable('cannot be reached', { method, code: networkCode(err) });
+      }
+      if (res.ok) return res;
+      const code = await errorCode(res);
+      if (o.absentOk && res.status === 404 && code !== 'NoSuchBucket') return null;
+      throw unavailable(`${failed} (S3 answered ${res.status})`, { method, status: res.status, code });
     } finally {
       clearTimeout(timer);
     }
   }
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
-    const res = await this.send('PUT', key, data, { 'content-type': contentType });
-    await res.body?.cancel().catch(() => {});
-    if (!res.ok) throw unavailable(`refused to store the file (S3 answered ${res.status})`);
+    const res = await this.send('PUT', key, 'refused to store the file', { body: data, headers: { 'content-type': contentType } });
+    await res?.body?.cancel().catch(() => {});
   }
 
   async get(key: string): Promise<BlobObject | null> {
-    const res = await this.send('GET', key);
-    if (res.status === 404) { await res.body?.cancel().catch(() => {}); return null; }
-    if (!res.ok || !res.body) { await res.body?.cancel().catch(() => {}); throw unavailable(`could not read the file (S3 answered ${res.status})`); }
+    const res = await this.send('GET', key, 'could not read the file', { absentOk: true });
+    if (!res) return null;
+    if (!res.body) throw unavailable(`could not read the file (S3 answered ${res.status} without a body)`, { method: 'GET', status: res.status, code: 'NO_BODY' });
     return {
       body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
       size: Number(res.headers.get('content-length') ?? 0),
@@ -84,8 +133,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
-    const res = await this.send('DELETE', key);
-    await res.body?.cancel().catch(() => {});
-    if (!res.ok && res.status !== 404) throw unavailable(`could not delete the file (S3 answered ${res.status})`);
+    const res = await this.send('DELETE', key, 'could not delete the file', { absentOk: true });
+    await res?.body?.cancel().catch(() => {}); // absent already: deleted
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { appWithCapturedLogs, buildTestApp, newTenant, errorOf, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { uuidv7 } from '../../core/ids.js';
 import { documentsDeps, setDocumentsDeps } from './deps.js';
 import { S3BlobStore } from '../../adapters/blob/s3.js';
@@ -275,6 +275,33 @@ describe('files on an S3-compatible store (S3_ENDPOINT)', () => {
       expect(srv.objects.size).toBe(0);
     } finally {
       setDocumentsDeps(t.platform, { blobs: local });
+      await srv.close();
+    }
+  });
+
+  it('a failing store is logged with its cause (the S3 error code, the network error), never the keys or the signed request; the client gets 503', async () => {
+    const srv = await startS3Server({ accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' });
+    const gone = await startS3Server({ accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' });
+    await gone.close(); // a port nobody listens on
+    const { app, lines } = await appWithCapturedLogs(t);
+    const store = (endpoint: string) => new S3BlobStore({ endpoint, bucket: 'platform', accessKeyId: 'LOCALKEY', secretAccessKey: 'wrong-secret', timeoutMs: 500 });
+    const failedUpload = async () => {
+      const res = await app.inject({ method: 'PUT', url: `/v1/documents/${await newDoc(a)}/file`, headers: { ...a.auth, 'content-type': 'application/pdf' }, payload: PDF });
+      errorOf(res, 503, 'SERVICE_UNAVAILABLE');
+      const failed = lines.filter((l) => l.msg === 'request failed' && l.reqId === res.headers['x-request-id']);
+      expect(failed, JSON.stringify(lines)).toHaveLength(1);
+      return failed[0].err;
+    };
+    try {
+      await app.ready();
+      setDocumentsDeps(app.platform, { blobs: store(srv.endpoint) });
+      expect(await failedUpload()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', cause: { method: 'PUT', status: 403, code: 'SignatureDoesNotMatch' } });
+      setDocumentsDeps(app.platform, { blobs: store(gone.endpoint) });
+      expect(await failedUpload()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', cause: { method: 'PUT', code: 'ECONNREFUSED' } });
+      const logged = JSON.stringify(lines);
+      for (const secret of ['wrong-secret', 'LOCALKEY', 'Signature=', 'AWS4-HMAC-SHA256', srv.endpoint]) expect(logged).not.toContain(secret);
+    } finally {
+      await app.close();
       await srv.close();
     }
   });
