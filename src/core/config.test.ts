@@ -86,6 +86,67 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/api' }).publicBaseUrl).toBe('https://example.com/api');
   });
 
+  it('SMTP_URL (smtp:// or smtps://) and SMTP_FROM (an address) are checked at start and go together; a password is never repeated', () => {
+    const from = { SMTP_FROM: 'noreply@example.com' };
+    for (const bad of ['notaurl', 'mail.example.com:587', 'http://user:hunter2@mail.example.com', 'smtp://', 'smtp://mail.example.com#x']) {
+      expect(() => loadConfig({ ...from, SMTP_URL: bad }), bad).toThrow(new Error('SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587'));
+    }
+    for (const bad of ['noreply', 'noreply@', 'a@example.com, b@example.com', 'Platform <noreply>']) {
+      expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.com', SMTP_FROM: bad }), bad).toThrow(new Error(`SMTP_FROM must be an e-mail address, such as noreply@example.com or Platform <noreply@example.com>, got "${bad}"`));
+    }
+    expect(loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', SMTP_FROM: 'Platform <noreply@example.com>' })).toMatchObject({ smtpUrl: 'smtps://u:p@mail.example.com:465', smtpFrom: 'Platform <noreply@example.com>' });
+    // One without the other was e-mail silently off.
+    expect(() => loadConfig({ SMTP_URL: 'smtp://u:secret@mail.example.com' })).toThrow(new Error('SMTP_URL is set without SMTP_FROM: e-mail needs SMTP_URL and SMTP_FROM (or none of them)'));
+    expect(() => loadConfig(from)).toThrow(new Error('SMTP_FROM is set without SMTP_URL: e-mail needs SMTP_URL and SMTP_FROM (or none of them)'));
+    expect(loadConfig({})).toMatchObject({ smtpUrl: null, smtpFrom: null });
+  });
+
+  it('S3_*: all four or none (a part of them was the local disk store, silently); the endpoint, bucket and region are checked at start', () => {
+    const s3 = { S3_ENDPOINT: 'https://s3.eu-west-1.amazonaws.com', S3_BUCKET: 'platform-files', S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', S3_SECRET_ACCESS_KEY: 'top-secret' };
+    expect(() => loadConfig({ ...s3, S3_REGION: 'eu-west-1' })).not.toThrow();
+    expect(() => loadConfig({ ...s3, S3_ENDPOINT: 'http://127.0.0.1:9000/prefix', S3_BUCKET: 'Legacy_Bucket.1', S3_REGION: 'auto' })).not.toThrow();
+    expect(() => loadConfig({ S3_BUCKET: 'platform-files' })).toThrow(new Error(
+      'S3_BUCKET is set without S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: the S3 file store needs S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or none of them)'));
+    expect(() => loadConfig({ ...s3, S3_SECRET_ACCESS_KEY: '' })).toThrow(new Error(
+      'S3_ENDPOINT, S3_BUCKET and S3_ACCESS_KEY_ID are set without S3_SECRET_ACCESS_KEY: the S3 file store needs S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (or none of them)'));
+    expect(() => loadConfig({ S3_REGION: 'eu-west-1' })).toThrow(/^S3_REGION is set without S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: /);
+    for (const bad of ['s3.amazonaws.com', 'ftp://s3.example.com', 'https://AKIA:top-secret@s3.example.com', 'https://s3.example.com/?x=1']) {
+      expect(() => loadConfig({ ...s3, S3_ENDPOINT: bad }), bad).toThrow(new Error(
+        'S3_ENDPOINT must be an http or https URL without credentials, query or fragment, such as https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 (the bucket goes in S3_BUCKET)'));
+    }
+    for (const bad of ['s3://platform-files', 'platform files', 'a/b', 'ab']) {
+      expect(() => loadConfig({ ...s3, S3_BUCKET: bad }), bad).toThrow(new Error(`S3_BUCKET must be a bucket name of 3 to 255 letters, digits, dots, hyphens or underscores, such as platform-files, got "${bad}"`));
+    }
+    expect(() => loadConfig({ ...s3, S3_REGION: 'eu west/1' })).toThrow(new Error('S3_REGION must be a region name such as us-east-1 (or auto), got "eu west/1"'));
+  });
+
+  it('MODERATION_API_URL: the API base (http or https, not ending in /v1), with MODERATION_API_KEY; checked at start', () => {
+    const key = { MODERATION_API_KEY: 'sk-secret' };
+    expect(() => loadConfig({ ...key, MODERATION_API_URL: 'https://api.openai.com' })).not.toThrow();
+    expect(() => loadConfig({ ...key, MODERATION_API_URL: 'http://127.0.0.1:9/proxy/' })).not.toThrow();
+    for (const bad of ['api.openai.com', 'https://api.openai.com/v1', 'https://api.openai.com/v1/moderations', 'https://u:p@api.openai.com', 'ws://api.openai.com']) {
+      expect(() => loadConfig({ ...key, MODERATION_API_URL: bad }), bad).toThrow(new Error(
+        'MODERATION_API_URL must be an http or https URL without credentials, query or fragment, the base the API\'s /v1/moderations is under, such as https://api.openai.com'));
+    }
+    // Either alone was the local rules, silently.
+    expect(() => loadConfig({ MODERATION_API_URL: 'https://api.openai.com' })).toThrow(new Error(
+      'MODERATION_API_URL is set without MODERATION_API_KEY: the hosted moderation API needs MODERATION_API_URL and MODERATION_API_KEY (or none of them)'));
+    expect(() => loadConfig({ ...key, MODERATION_MODEL: 'omni-moderation-latest' })).toThrow(/^MODERATION_API_KEY and MODERATION_MODEL are set without MODERATION_API_URL: /);
+  });
+
+  it('CORS_ORIGINS: * or origins as browsers send them (scheme://host[:port]); anything else is refused at start', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: '' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:3000,http://[::1]:8080' }).corsOrigins).toEqual(['https://app.example.com', 'http://localhost:3000', 'http://[::1]:8080']);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    const refusal = (shown: string) => new Error(`CORS_ORIGINS must be * or origins separated by commas, each scheme://host[:port] in lower case without a path or trailing slash, such as https://app.example.com,http://localhost:3000, got "${shown}"`);
+    // A path, a trailing slash, upper case or a default port never equals a browser's Origin header: it matched nothing, silently.
+    for (const bad of ['https://app.example.com/', 'https://app.example.com/app', 'https://App.example.com', 'https://app.example.com:443', 'app.example.com', 'localhost:3000', 'null', 'ftp://files.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: `https://ok.example.com,${bad}` }), bad).toThrow(refusal(bad));
+    }
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://user:hunter2@app.example.com' })).toThrow(refusal('https://***@app.example.com'));
+  });
+
   it('PRICING_FILE: a missing file, non-JSON or a wrong shape stops the start naming the file and the fault', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pricing-'));
     const file = (name: string, text: string) => { const f = path.join(dir, name); writeFileSync(f, text); return f; };

@@ -181,6 +181,68 @@ function listenHost(v: string | undefined): string {
 /** SHUTDOWN_DRAIN_MS's ceiling (10 minutes): load balancers notice a failing check within seconds; more is a typo. */
 const MAX_DRAIN_MS = 600_000;
 
+/**
+ * SMTP_FROM: the From of platform mail, an address or `Name <address>` (nodemailer takes both); an address without
+ * its domain or a stray comma would make every delivery fail at the relay.
+ */
+function smtpFrom(v: string | undefined): string | null {
+  if (!v) return null;
+  if (/^(?:[^\s@<>,]+@[^\s@<>,]+|[^<>@]*<[^\s@<>,]+@[^\s@<>,]+>)$/.test(v.trim())) return v;
+  throw new Error(`SMTP_FROM must be an e-mail address, such as noreply@example.com or Platform <noreply@example.com>, got "${v}"`);
+}
+
+/**
+ * CORS_ORIGINS: `*` or origins exactly as browsers send them in Origin (the allowlist is compared as text):
+ * `https://App.example.com`, `https://app.example.com/` or `https://app.example.com:443` would never match, silently.
+ */
+function corsOrigins(v: string | undefined): string[] {
+  const entries = list(v) ?? [];
+  for (const e of entries) {
+    let u: URL | undefined;
+    try { u = new URL(e); } catch { /* refused below */ }
+    if (e === '*' || (u && ['http:', 'https:'].includes(u.protocol) && u.origin === e)) continue;
+    const shown = e.replace(/^([^/]*\/\/)[^/@]*@/, '$1***@'); // a user name or password is not repeated
+    throw new Error(`CORS_ORIGINS must be * or origins separated by commas, each scheme://host[:port] in lower case without a path or trailing slash, such as https://app.example.com,http://localhost:3000, got "${shown}"`);
+  }
+  return entries;
+}
+
+/**
+ * A group of settings that only work together: some set without the rest would silently mean the fallback (local
+ * disk for S3, no e-mail, the local moderation rules), so the start stops naming what is missing. `optional` members
+ * are no use alone either, so they count as a start of the group.
+ */
+function together(env: Env, what: string, required: string[], optional: string[] = []): void {
+  const given = [...required, ...optional].filter((n) => env[n]);
+  const missing = required.filter((n) => !env[n]);
+  if (given.length === 0 || missing.length === 0) return;
+  const and = (names: string[]) => names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
+  throw new Error(`${and(given)} ${given.length > 1 ? 'are' : 'is'} set without ${and(missing)}: ${what} needs ${and(required)} (or none of them)`);
+}
+
+const HTTP_SERVICE_URL = 'be an http or https URL without credentials, query or fragment';
+const plainUrl = (u: URL) => !u.username && !u.password && !u.search && !u.hash;
+
+/**
+ * The outside services the areas make from the environment when they load (S3 in the documents area, the hosted
+ * moderation API): checked now, with the rest of the configuration, so a typo stops the start.
+ */
+function checkServiceSettings(env: Env): void {
+  together(env, 'e-mail', ['SMTP_URL', 'SMTP_FROM']);
+  together(env, 'the S3 file store', ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'], ['S3_REGION']);
+  urlSetting('S3_ENDPOINT', env.S3_ENDPOINT, ['http:', 'https:'], `${HTTP_SERVICE_URL}, such as https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 (the bucket goes in S3_BUCKET)`, plainUrl);
+  // Letters, digits, dots, hyphens and underscores (AWS's older names included); what is caught is a URL or a path.
+  if (env.S3_BUCKET && !/^[A-Za-z0-9][A-Za-z0-9._-]{1,253}[A-Za-z0-9]$/.test(env.S3_BUCKET)) {
+    throw new Error(`S3_BUCKET must be a bucket name of 3 to 255 letters, digits, dots, hyphens or underscores, such as platform-files, got "${env.S3_BUCKET}"`);
+  }
+  // The region is part of every request's signature scope: a slash or a space breaks each signature.
+  if (env.S3_REGION && !/^[A-Za-z0-9_-]{1,64}$/.test(env.S3_REGION)) throw new Error(`S3_REGION must be a region name such as us-east-1 (or auto), got "${env.S3_REGION}"`);
+  together(env, 'the hosted moderation API', ['MODERATION_API_URL', 'MODERATION_API_KEY'], ['MODERATION_MODEL']);
+  // The API is called at {base}/v1/moderations: a base ending in /v1 (the OpenAI SDKs' form) would call /v1/v1/....
+  urlSetting('MODERATION_API_URL', env.MODERATION_API_URL, ['http:', 'https:'], `${HTTP_SERVICE_URL}, the base the API's /v1/moderations is under, such as https://api.openai.com`,
+    (u) => plainUrl(u) && !/\/(v1|moderations)\/*$/.test(u.pathname));
+}
+
 const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
 const POSTGRES_URL = 'be a URL such as postgres://user:password@host:5432/database';
 
@@ -191,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!SUBSCRIPTION_STATUSES.includes(sub)) throw new Error(`DEFAULT_SUBSCRIPTION_STATUS must be one of ${SUBSCRIPTION_STATUSES.join(', ')}, got "${sub}"`);
   // Checked here like the other defaults: an unknown tier would be stored on every new organization (spec 2.9 enum).
   if (env.PRICING_FILE) readPricingFile(env.PRICING_FILE); // checked now; pricing.ts reads it when first asked
+  checkServiceSettings(env);
   const tier = (env.DEFAULT_PLAN_TIER || 'pro') as PlanTier;
   if (!PLAN_TIERS.includes(tier)) throw new Error(`DEFAULT_PLAN_TIER must be one of ${PLAN_TIERS.join(', ')}, got "${tier}"`);
   const cfg: Config = {
@@ -209,7 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     defaultFeatures: list(env.DEFAULT_FEATURES) ?? [...ALL_FEATURES],
     defaultSubscriptionStatus: sub,
     defaultPlanTier: tier,
-    corsOrigins: list(env.CORS_ORIGINS) ?? [],
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     fileStorageQuotaBytes: int(env, 'FILE_STORAGE_QUOTA_BYTES', 10 * 1024 ** 3, 1),
     jsonMaxDepth: int(env, 'JSON_MAX_DEPTH', 32),
@@ -222,11 +285,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     encryptionKey: env.ENCRYPTION_KEY || null,
     publicBaseUrl: urlSetting('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, ['http:', 'https:'],
       `be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${env.PUBLIC_BASE_URL}"`,
-      (u) => !u.search && !u.hash && !u.username && !u.password),
+      plainUrl),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
     jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
-    smtpUrl: env.SMTP_URL || null,
-    smtpFrom: env.SMTP_FROM || null,
+    smtpUrl: urlSetting('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:'], 'be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587', (u) => !!u.hostname && !u.hash),
+    smtpFrom: smtpFrom(env.SMTP_FROM),
     webhookAllowPrivateHosts: bool(env, 'WEBHOOK_ALLOW_PRIVATE_HOSTS', nodeEnv === 'test'),
     trustProxy: trustedProxies(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),

@@ -4,7 +4,7 @@ import { HostedModeration } from './openai.js';
 
 export type { ModerationPort, ModerationVerdict } from './port.js';
 
-/** The hosted API when MODERATION_API_URL and MODERATION_API_KEY are set, else the local rule set. */
+/** The hosted API when MODERATION_API_URL and MODERATION_API_KEY are set (loadConfig refuses one alone), else the local rule set. */
 export function moderationFromEnv(env: NodeJS.ProcessEnv = process.env): ModerationPort {
   if (env.MODERATION_API_URL && env.MODERATION_API_KEY) {
     return new HostedModeration({ baseUrl: env.MODERATION_API_URL, apiKey: env.MODERATION_API_KEY, model: env.MODERATION_MODEL || undefined });
