@@ -46,7 +46,7 @@ describe('durable jobs', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 2 });
     expect(calls).toBe(2);
     const { id } = (await t.platform.db.sys.one<{ id: string }>(`SELECT id FROM jobs WHERE org_id = $1 AND kind = 'test.fail'`, [a.orgId]))!;
-    const fields = { err: expect.objectContaining({ message: 'remote said no' }), org_id: a.orgId, job_id: id, kind: 'test.fail' };
+    const fields = { err: expect.objectContaining({ message: 'remote said no' }), orgId: a.orgId, jobId: id, kind: 'test.fail' };
     expect(logged).toEqual([[{ ...fields, attempts: 1 }, 'job failed; will retry'], [{ ...fields, attempts: 2 }, 'job failed for good']]);
   });
 

@@ -247,7 +247,7 @@ export class JobRunner {
       const message = String((err as Error)?.message ?? err).slice(0, 2000);
       const final = job.attempts >= job.max_attempts;
       // The organization is named so an operator can tell whose deliveries or indexing keep failing.
-      const which = { org_id: job.org_id, job_id: job.id, kind: job.kind };
+      const which = { orgId: job.org_id, jobId: job.id, kind: job.kind };
       this.opts.log?.({ err, ...which, attempts: job.attempts }, final ? 'job failed for good' : 'job failed; will retry');
       // Back to pending for a retry, unless a job of the same dedupe key is pending already (enqueued while this one
       // ran): that one does the same work, so this one is superseded (a second pending job of the key is refused by

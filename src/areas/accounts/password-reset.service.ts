@@ -51,7 +51,7 @@ function confirmHow(platform: Platform, token: IssuedToken, validFor: string): s
 /** Sends one message; a failure is logged, never thrown (the caller's change has been committed already). */
 async function sendLogged(platform: Platform, message: MailMessage, what: string, userId: string): Promise<void> {
   try { await platformMailer(platform).send(message); }
-  catch (err) { platform.log.warn({ err: (err as Error).message, user_id: userId }, `${what} e-mail could not be sent`); }
+  catch (err) { platform.log.warn({ err: (err as Error).message, userId }, `${what} e-mail could not be sent`); }
 }
 
 /**

@@ -181,7 +181,7 @@ describe('invitations', () => {
     try {
       const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
       expect(added.statusCode).toBe(201);
-      await vi.waitFor(() => expect(warn).toHaveBeenCalledWith(expect.objectContaining({ user_id: added.json().data.user_id }), 'Invitation e-mail could not be sent'), { timeout: 10_000 });
+      await vi.waitFor(() => expect(warn).toHaveBeenCalledWith(expect.objectContaining({ userId: added.json().data.user_id }), 'Invitation e-mail could not be sent'), { timeout: 10_000 });
       expect(sink.messages.filter((m) => m.to.includes(email))).toEqual([]);
     } finally { warn.mockRestore(); sink.failNext = 0; }
   });
