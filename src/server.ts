@@ -3,6 +3,7 @@ import { startPlatform } from './core/platform.js';
 import { buildApp } from './app.js';
 import { ensureRoot } from './areas/accounts/root.service.js';
 import pino from 'pino';
+import { installProcessGuards } from './core/process-guards.js';
 
 /** Starts the server: database, migrations, root bootstrap, HTTP; SIGTERM/SIGINT drain and close cleanly. */
 /** `json`: the first start's root key is printed as one JSON line (`platform serve --json`), for scripts. */
@@ -28,6 +29,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /v1/health answers 503 while requests are still served');
     await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
   };
+  let exitCode = 0;
   const shutdown = async (signal: string) => {
     if (closing) { log.info({ signal }, 'already shutting down; the drain goes on'); return; }
     closing = true;
@@ -55,7 +57,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
       stage = 'platform: background jobs, database pools, listener';
       await running!.close();
       log.info('stopped cleanly');
-      process.exit(0);
+      process.exit(exitCode);
     } catch (err) {
       log.error({ err }, 'shutdown failed');
       process.exit(1);
@@ -67,6 +69,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   // `on`, not `once`: a second signal while draining must not get the default action (death, mid-drain). A Ctrl-C
   // on `npm start` brings two, the terminal's and the one npm forwards; the drain is bounded by SHUTDOWN_TIMEOUT_MS.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  installProcessGuards(log, (reason) => { exitCode = 1; void shutdown(reason); });
   process.on('SIGINT', () => void shutdown('SIGINT'));
   let started: NonNullable<typeof running>;
   try {
@@ -81,7 +84,7 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
     // A signal came while the database started: stop it now, as a shutdown would.
     await started.close();
     log.info('stopped cleanly');
-    process.exit(0);
+    process.exit(exitCode);
   }
   // Made on the first start only, stored hashed: printed once whatever happens next, since it cannot be shown again.
   // After the server listens (so its "Try" line names a server that answers); without that line when the start
