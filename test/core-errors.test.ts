@@ -219,6 +219,15 @@ describe('on the app', () => {
     expect((await t.app.inject({ url: '/v1/projects?status=all', headers: a.auth })).json().pagination.total).toBe(before);
   });
 
+  it('a query value with the NUL character is 400 INVALID_PARAMETER naming the parameter, whatever the route', async () => {
+    for (const url of ['/v1/documents?search=a%00b', '/v1/projects?search=x%00', '/v1/projects?sort_by=%00&sort_by=name']) {
+      const field = new URL(url, 'http://x').searchParams.keys().next().value;
+      const err = errorOf(await t.app.inject({ url, headers: a.auth }), 400, 'INVALID_PARAMETER');
+      expect(err.details, url).toEqual({ field, reason: 'UNSTORABLE_CHARACTER' });
+      expect(err.message).toBe(`Query parameter "${field}" must not contain the NUL character (\\u0000), which cannot be stored`);
+    }
+  });
+
   it('list envelope adds pagination {total, limit, offset, has_more}', async () => {
     const res = await t.app.inject({ url: '/v1/organizations/current/members?limit=1&offset=0', headers: a.auth });
     expect(res.statusCode).toBe(200);

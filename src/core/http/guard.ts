@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import { scopesAllow } from '../auth/permissions.js';
 import type { RouteNeeds } from './route-config.js';
 import type { RateLimitHit } from '../rate-limit.js';
+import { unstorableTextProblem } from '../text.js';
 
 export const STEP_UP_WINDOW_MS = 5 * 60 * 1000;
 export const LEGACY_KEY_DEPRECATED_AT = '@1767225600';
@@ -192,6 +193,19 @@ function markLegacyKey(platform: Platform, req: FastifyRequest, reply: FastifyRe
   return platform.credentials.resolve(token).then(mark, () => {});
 }
 
+/**
+ * A query value with the NUL character (`%00`) is the caller's input error, named like any other bad query value:
+ * otherwise it reached PostgreSQL (a search, a filter), which cannot hold it in text, and came back without a field.
+ */
+function refuseUnstorableQuery(query: Record<string, unknown> | undefined): void {
+  for (const [field, value] of Object.entries(query ?? {})) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      const problem = typeof v === 'string' ? unstorableTextProblem(v) : null;
+      if (problem) throw new AppError('INVALID_PARAMETER', `Query parameter "${field}" ${problem}`, { field, reason: 'UNSTORABLE_CHARACTER' });
+    }
+  }
+}
+
 /** Rate limit (keyed by the principal when there is one), then the auth error if any, then the route's needs. */
 function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply, needs: RouteNeeds, url: string | null,
   principal: Principal | null, authError: unknown): void | Promise<void> {
@@ -204,6 +218,7 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
     if ((req.query as Record<string, unknown> | undefined)?.org_id !== undefined && !declaresOrgIdQuery(req.routeOptions.schema)) {
       throw new AppError('INVALID_PARAMETER', 'Query parameter "org_id" is not accepted: the organization comes from the credential', { field: 'org_id' });
     }
+    refuseUnstorableQuery(req.query as Record<string, unknown> | undefined);
     if (!principal) return;
     req.principal = principal;
     req.ctx.principal = principal;
