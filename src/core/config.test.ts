@@ -81,7 +81,8 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     }
     expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/platform' }).databaseUrl).toBe('postgresql://u:p@db:5432/platform');
     for (const bad of ['notaurl', 'ftp://x/y', 'https://api.example.com/?a=1', 'https://api.example.com/#x', 'https://u:p@api.example.com']) {
-      expect(() => loadConfig({ PUBLIC_BASE_URL: bad }), bad).toThrow(new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${bad}"`));
+      const shown = bad.replace('u:p@', '***@'); // the password is not repeated
+      expect(() => loadConfig({ PUBLIC_BASE_URL: bad }), bad).toThrow(new Error(`PUBLIC_BASE_URL must be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${shown}"`));
     }
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/api' }).publicBaseUrl).toBe('https://example.com/api');
   });

@@ -191,6 +191,9 @@ function smtpFrom(v: string | undefined): string | null {
   throw new Error(`SMTP_FROM must be an e-mail address, such as noreply@example.com or Platform <noreply@example.com>, got "${v}"`);
 }
 
+/** A URL-like value as a refusal may repeat it: a user name and password in it are not. */
+const withoutUserinfo = (v: string) => v.replace(/^([^/]*\/\/)[^/@]*@/, '$1***@');
+
 /**
  * CORS_ORIGINS: `*` or origins exactly as browsers send them in Origin (the allowlist is compared as text):
  * `https://App.example.com`, `https://app.example.com/` or `https://app.example.com:443` would never match, silently.
@@ -201,8 +204,7 @@ function corsOrigins(v: string | undefined): string[] {
     let u: URL | undefined;
     try { u = new URL(e); } catch { /* refused below */ }
     if (e === '*' || (u && ['http:', 'https:'].includes(u.protocol) && u.origin === e)) continue;
-    const shown = e.replace(/^([^/]*\/\/)[^/@]*@/, '$1***@'); // a user name or password is not repeated
-    throw new Error(`CORS_ORIGINS must be * or origins separated by commas, each scheme://host[:port] in lower case without a path or trailing slash, such as https://app.example.com,http://localhost:3000, got "${shown}"`);
+    throw new Error(`CORS_ORIGINS must be * or origins separated by commas, each scheme://host[:port] in lower case without a path or trailing slash, such as https://app.example.com,http://localhost:3000, got "${withoutUserinfo(e)}"`);
   }
   return entries;
 }
@@ -284,7 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     credentialCacheTtlMs: int(env, 'CREDENTIAL_CACHE_TTL_MS', 5000),
     encryptionKey: env.ENCRYPTION_KEY || null,
     publicBaseUrl: urlSetting('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL, ['http:', 'https:'],
-      `be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${env.PUBLIC_BASE_URL}"`,
+      `be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${withoutUserinfo(env.PUBLIC_BASE_URL ?? '')}"`,
       plainUrl),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
     jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
