@@ -11,6 +11,7 @@ import type { Sql } from '../../core/db/database.js';
 import * as repo from './documents.repo.js';
 import { DEFAULT_LIST_LIMIT, MAX_CONTENT_BYTES, type CreateDocumentInput, type DocumentListItemT, type DocumentOutT, type ListDocumentsInput, type UpdateDocumentInput } from './documents.schemas.js';
 import { documentsDeps } from './deps.js';
+import { removeStoredFile } from './stored-files.js';
 import { requireProject } from '../projects/project-access.js';
 import { replaceContentInTx, roomsHear } from './collab.service.js';
 import { validateDeck, validateWorkbook } from './sheet-model.js';
@@ -361,7 +362,7 @@ export async function deleteDocument(ctx: ServiceContext, input: { id: string })
     await audit(sql, ctx, { action: 'document.deleted', targetType: 'document', targetId: input.id });
     return r;
   });
-  if (gone.file_key) await documentsDeps(ctx.platform).blobs.delete(gone.file_key).catch(() => {});
+  if (gone.file_key) await removeStoredFile(ctx, gone.file_key);
   publish(ctx, 'document.deleted', p.orgId, input.id);
   return { id: input.id, deleted: true };
 }

@@ -10,6 +10,7 @@ import { safeEqual } from '../../core/crypto.js';
 import { checkNeeds, bearerToken } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { documentsDeps } from './deps.js';
+import { removeStoredFile } from './stored-files.js';
 import { docAccess, toDocument } from './documents.service.js';
 import { lockNamed } from '../../core/db/locks.js';
 import type { Sql } from '../../core/db/database.js';
@@ -52,7 +53,7 @@ export async function uploadFile(ctx: ServiceContext, input: { id: string; data:
   });
   const key = `${p.orgId}/documents/${input.id}/${uuidv7()}.pdf`;
   // A store that timed out may still have kept the object: it is deleted (best effort) so nothing is left behind.
-  await deps.blobs.put(key, input.data, 'application/pdf').catch(async (err) => { await deps.blobs.delete(key).catch(() => {}); throw err; });
+  await deps.blobs.put(key, input.data, 'application/pdf').catch(async (err) => { await removeStoredFile(ctx, key); throw err; });
   let old: string | null = null;
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await lockNamed(sql, `files:${p.orgId}`);
@@ -63,8 +64,8 @@ export async function uploadFile(ctx: ServiceContext, input: { id: string; data:
     const r = await repo.setFile(sql, p.orgId, input.id, { key, size: input.data.length, contentType: 'application/pdf' });
     await audit(sql, ctx, { action: 'document.file_uploaded', targetType: 'document', targetId: input.id, details: { size: input.data.length } });
     return r!;
-  }).catch(async (err) => { await deps.blobs.delete(key).catch(() => {}); throw err; });
-  if (old) await deps.blobs.delete(old).catch(() => {});
+  }).catch(async (err) => { await removeStoredFile(ctx, key); throw err; });
+  if (old) await removeStoredFile(ctx, old);
   const d = toDocument(row);
   return { id: d.id, file_url: d.file_url!, file_size: d.file_size!, content_type: 'application/pdf' };
 }
@@ -78,7 +79,7 @@ export async function deleteFile(ctx: ServiceContext, input: { id: string }) {
     await audit(sql, ctx, { action: 'document.file_deleted', targetType: 'document', targetId: input.id });
     return r!;
   });
-  if (gone.file_key) await documentsDeps(ctx.platform).blobs.delete(gone.file_key).catch(() => {});
+  if (gone.file_key) await removeStoredFile(ctx, gone.file_key);
   return { id: input.id, deleted: true };
 }
 

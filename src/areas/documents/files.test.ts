@@ -279,6 +279,31 @@ describe('files on an S3-compatible store (S3_ENDPOINT)', () => {
     }
   });
 
+  it('a file the store cannot remove (file deleted, document deleted) does not fail the request; a warning names its key and the cause', async () => {
+    const creds = { accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' };
+    const srv = await startS3Server(creds);
+    const local = documentsDeps(t.platform).blobs;
+    const warned = vi.spyOn(t.platform.log, 'warn');
+    try {
+      setDocumentsDeps(t.platform, { blobs: new S3BlobStore({ endpoint: srv.endpoint, bucket: 'platform', ...creds, timeoutMs: 500 }) });
+      for (const route of ['file', 'document'] as const) {
+        const id = await newDoc(a);
+        expect((await upload(a, id, PDF)).statusCode).toBe(200);
+        const key = [...srv.objects.keys()].find((k) => k.includes(id))!.replace('/platform/', '');
+        srv.state.fault = { status: 500 };
+        const res = await t.app.inject({ method: 'DELETE', url: route === 'file' ? `/v1/documents/${id}/file` : `/v1/documents/${id}`, headers: a.auth });
+        srv.state.fault = null;
+        expect(res.statusCode, route).toBe(200);
+        expect(warned).toHaveBeenCalledWith({ key, reason: expect.stringContaining('could not delete the file'), cause: { method: 'DELETE', status: 500, code: 'InternalError' } },
+          'a stored file could not be removed; it is left in the file store');
+      }
+    } finally {
+      warned.mockRestore();
+      setDocumentsDeps(t.platform, { blobs: local });
+      await srv.close();
+    }
+  });
+
   it('a failing store is logged with its cause (the S3 error code, the network error), never the keys or the signed request; the client gets 503', async () => {
     const srv = await startS3Server({ accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' });
     const gone = await startS3Server({ accessKeyId: 'LOCALKEY', secretAccessKey: 'local-secret' });
