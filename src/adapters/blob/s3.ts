@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobObject, BlobStore } from './port.js';
 import { AppError } from '../../core/errors.js';
+import { fetchFailureCode } from '../../core/net/fetch-failure.js';
 
 export interface S3Options {
   endpoint: string; bucket: string; accessKeyId: string; secretAccessKey: string; region?: string;
@@ -42,13 +43,6 @@ async function errorCode(res: Response): Promise<string> {
   } catch { /* a body cut off: the status is the cause */ }
   await reader?.cancel().catch(() => {});
   return /<Code>([A-Za-z0-9._-]{1,64})<\/Code>/.exec(text)?.[1] ?? `HTTP_${res.status}`;
-}
-
-/** The code of a failed fetch's network error (fetch wraps it: `fetch failed`, cause ECONNREFUSED, ENOTFOUND...). */
-function networkCode(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; errors?: Array<{ code?: unknown }> } } | null)?.cause;
-  const code = cause?.code ?? cause?.errors?.[0]?.code; // several addresses tried: an AggregateError of each
-  return typeof code === 'string' ? code : 'NETWORK_ERROR';
 }
 
 const sha256 = (d: string | Buffer) => createHash('sha256').update(d).digest('hex');
@@ -105,7 +99,7 @@ export class S3BlobStore implements BlobStore {
         res = await fetch(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal: abort.signal });
       } catch (err) {
         if (abort.signal.aborted) throw unavailable('did not answer in time', { method, code: 'TIMEOUT' });
-        throw unavailable('cannot be reached', { method, code: networkCode(err) });
+        throw unavailable('cannot be reached', { method, code: fetchFailureCode(err) });
       }
       if (res.ok) return res;
       const code = await errorCode(res);

@@ -12,7 +12,7 @@ export async function startModerationServer(opts: { apiKey: string; flagWord: st
       requests.push({ auth: req.headers.authorization, body });
       if (req.method !== 'POST' || req.url !== '/v1/moderations') { res.writeHead(404).end(); return; }
       if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key' } }));
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
         return;
       }
       const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
