@@ -13,13 +13,16 @@ type Doc = {
     operationId?: string; summary?: string; security?: unknown[];
     parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: unknown }>;
     requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
-    responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
+    responses?: Record<string, { $ref?: string; description?: string; content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
   }>>;
-  components?: { securitySchemes?: Record<string, unknown> };
+  components?: { securitySchemes?: Record<string, unknown>; responses?: Record<string, unknown> };
 };
 
+type Answer = { $ref?: string; description?: string; content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> };
 let t: TestApp;
 let doc: Doc;
+/** A response, or the component a `$ref` names. */
+const resolved = (res: Answer): Answer => res.$ref ? (doc.components?.responses?.[res.$ref.replace('#/components/responses/', '')] as Answer) : res;
 let tmp: string;
 const oasPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
@@ -73,6 +76,23 @@ describe('GET /v1/openapi.json', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it('each operation lists the error statuses its declarations make possible, with their codes (the rest stay under 4XX)', () => {
+    expect(doc.paths['/v1/documents/{id}'].put.responses?.['404']).toEqual({ $ref: '#/components/responses/Error404' });
+    expect(resolved(doc.paths['/v1/documents/{id}'].put.responses!['404']).content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+    const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses ?? {}).filter((k) => /^\d+$/.test(k)).sort();
+    expect(statuses('/v1/documents/{id}', 'put')).toEqual(['200', '400', '401', '403', '404', '413', '415', '429']);
+    expect(statuses('/v1/health', 'get')).toEqual(['200', '429']);
+    expect(statuses('/v1/documents/{id}/file', 'put')).toEqual(expect.arrayContaining(['413', '415']));
+    const d = (p: string, m: string, status: string) => resolved(doc.paths[p][m].responses![status]).description;
+    expect(d('/v1/documents/{id}/file', 'put', '415')).toBe('UNSUPPORTED_MEDIA_TYPE: send application/pdf or application/octet-stream');
+    expect(d('/v1/documents/{id}', 'put', '403')).toBe('Not allowed: FORBIDDEN, PERMISSION_DENIED, FEATURE_DISABLED');
+    expect(d('/v1/documents/{id}', 'put', '404')).toBe('NOT_FOUND: no such resource, or one of another organization');
+    expect(d('/v1/mcp', 'post', '503')).toBe('SERVICE_UNAVAILABLE: the rate limiter cannot answer (fail closed)');
+    // Only the document: the route itself keeps one envelope schema per class.
+    const route = t.app.routeList.find((r) => r.url === '/v1/documents/:id' && r.method === 'PUT')!;
+    expect(Object.keys((route.schema as { response: object }).response).sort()).toEqual(['200', '4XX', '5XX']);
   });
 
   it('request schemas: path, query and body as each route declares them', () => {
@@ -141,7 +161,7 @@ describe('GET /v1/openapi.json', () => {
     for (const [p, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         for (const [status, res] of Object.entries(op.responses ?? {})) {
-          const names = Object.keys(res.headers ?? {});
+          const names = Object.keys(resolved(res).headers ?? {});
           expect(names, `${method} ${p} ${status}`).toEqual(expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']));
           if (/^[45]/.test(status)) expect(names, `${method} ${p} ${status}`).toContain('Retry-After');
         }

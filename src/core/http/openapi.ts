@@ -139,7 +139,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   });
   let document: Record<string, unknown> | undefined;
   app.get('/v1/openapi.json', { schema: { summary: 'This OpenAPI 3.1 document', response: { 200: { type: 'object', additionalProperties: true } } }, config: { auth: 'public' } },
-    async () => (document ??= withDeprecatedParameters(withOptionalBodies(app.swagger() as unknown as Record<string, unknown>, app.routeList))));
+    async () => (document ??= withDeclaredErrors(withDeprecatedParameters(withOptionalBodies(app.swagger() as unknown as Record<string, unknown>, app.routeList)), app.routeList)));
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
 }
 
@@ -159,6 +159,60 @@ function withOptionalBodies(doc: Record<string, unknown>, routes: RegisteredRout
     if (!r.config.bodyOptional) continue;
     const op = paths?.[r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
     if (op?.requestBody) op.requestBody.required = false;
+  }
+  return doc;
+}
+
+/** The statuses a route's declarations make possible, each with the codes it carries; null where it has none. */
+function declaredErrors(r: RegisteredRoute): Record<string, string | null> {
+  const needs = r.config;
+  const schema = r.schema ?? {};
+  const takesBody = Boolean(schema.body) || Boolean(needs.accepts?.length);
+  const forbidden = [needs.scope || needs.rootOnly || needs.credentials || needs.originCheck ? 'FORBIDDEN' : '', needs.permission ? 'PERMISSION_DENIED' : '',
+    needs.feature ? 'FEATURE_DISABLED' : '', needs.stepUp ? 'MFA_STEPUP_REQUIRED' : ''].filter(Boolean);
+  return {
+    400: takesBody || schema.querystring || schema.params ? 'Malformed input: VALIDATION_ERROR, INVALID_JSON, INVALID_ID_FORMAT or INVALID_PARAMETER; `details.field` names what to fix' : null,
+    401: needs.auth !== 'public' || needs.bearerInHandler ? 'No credential (AUTH_REQUIRED), or one that is malformed, revoked or expired (AUTH_TOKEN_INVALID, AUTH_TOKEN_EXPIRED, INVALID_API_KEY)' : null,
+    402: needs.subscription ? 'No active subscription: BILLING_SUBSCRIPTION_REQUIRED, _PAST_DUE or _CANCELLED' : null,
+    403: forbidden.length ? `Not allowed: ${forbidden.join(', ')}` : null,
+    404: r.url.includes(':') ? 'NOT_FOUND: no such resource, or one of another organization' : null,
+    413: takesBody ? 'PAYLOAD_TOO_LARGE: the body is too large or nested too deep (`details.maxBytes`, `details.limit`)' : null,
+    415: takesBody ? `UNSUPPORTED_MEDIA_TYPE: send ${(needs.accepts ?? ['application/json']).join(' or ')}` : null,
+    429: needs.rateLimit !== false ? 'RATE_LIMIT_EXCEEDED: wait `Retry-After` seconds' : null,
+    503: needs.rateLimit && needs.rateLimit.failClosed ? 'SERVICE_UNAVAILABLE: the rate limiter cannot answer (fail closed)' : null,
+  };
+}
+
+/**
+ * Each operation lists the error statuses its declarations make possible (a path id: 404; a body: 400, 413, 415; a
+ * credential: 401; a scope, permission or feature: 403...), each naming its codes. Only the document: the routes keep
+ * one envelope schema per class, so no serializer is compiled per status. What a service refuses on its own (409,
+ * 422...) stays under `4XX`. Each distinct answer (status, codes, headers) is one entry of `components.responses`
+ * that operations refer to: inline, they would double the document.
+ */
+function withDeclaredErrors(doc: Record<string, unknown>, routes: RegisteredRoute[]): Record<string, unknown> {
+  const components = (doc.components ??= {}) as { schemas?: Record<string, unknown>; responses?: Record<string, unknown> };
+  const { $id: _id, ...envelope } = ErrorEnvelope as typeof ErrorEnvelope & { $id?: string }; // named by its key, not a second $id
+  components.schemas = { ...components.schemas, ErrorEnvelope: envelope };
+  const responses = (components.responses ??= {});
+  const names = new Map<string, string>();
+  const paths = doc.paths as Record<string, Record<string, { responses?: Record<string, { headers?: unknown; $ref?: string }> }>> | undefined;
+  for (const r of routes) {
+    const op = paths?.[r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
+    if (!op?.responses) continue;
+    for (const [status, description] of Object.entries(declaredErrors(r))) {
+      if (!description || op.responses[status]) continue;
+      const answer = { description, headers: op.responses['4XX']?.headers, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+      const key = JSON.stringify(answer);
+      let name = names.get(key);
+      if (!name) {
+        const taken = [...names.values()].filter((n) => n.startsWith(`Error${status}`)).length;
+        name = taken ? `Error${status}_${taken + 1}` : `Error${status}`;
+        names.set(key, name);
+        responses[name] = answer;
+      }
+      op.responses[status] = { $ref: `#/components/responses/${name}` };
+    }
   }
   return doc;
 }
