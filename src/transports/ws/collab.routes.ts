@@ -186,8 +186,13 @@ export default async function collaborationTransport(app: FastifyInstance) {
           socket.off('message', hold);
           // Closed while the room loaded: a room nobody joins would never close.
           if (socket.readyState !== 1) { room.releaseIfUnused(); return; }
-          room.join(socket, c.session, gate);
-          for (const d of early) socket.emit('message', d, true);
+          // A throw here would reject a promise no one handles (which ends the process): the socket closes instead.
+          try {
+            room.join(socket, c.session, gate);
+            for (const d of early) socket.emit('message', d, true);
+          } catch (err) {
+            req.log.error({ err }, 'collaboration socket could not join its room'); socket.close(1011, 'unavailable');
+          }
         }, (err) => {
           if (err instanceof AppError && err.code === 'RATE_LIMIT_EXCEEDED') { socket.close(TOO_MANY_ROOMS_CLOSE, 'too many documents open; retry later'); return; }
           if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') { socket.close(SERVER_BUSY_CLOSE, 'server busy; retry later'); return; }

@@ -13,6 +13,10 @@ import {
   MESSAGE_AWARENESS, MESSAGE_DOCUMENT_DELETED, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC,
   awarenessMessage, collabChannel, documentDeletedMessage, syncStep1Message, syncStep2Message, syncUpdateMessage,
 } from '../../areas/documents/collab-messages.js';
+import {
+  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_ROOM_AWARENESS_BYTES, QUERY_AWARENESS_INTERVAL_MS,
+  readAwarenessUpdate, type AwarenessEntry,
+} from './collab-limits.js';
 
 const SAVE_DEBOUNCE_MS = 300;
 /** The origin of changes heard from another node: relayed to this node's sockets, neither stored nor published again. */
@@ -34,7 +38,11 @@ const STATE_GROWTH_PER_BYTE = 8;
 /** A write-back that failed (the database or the moderation service out of reach) is tried again this much later. */
 const SAVE_RETRY_MS = 2_000;
 
-interface Conn { session: collab.CollabSession; clientIds: Set<number> }
+/**
+ * A socket of the room: `clientIds` are the awareness client ids it introduced (the only ones it may set or remove
+ * states of), `lastQueryAt` when its last query-awareness was answered.
+ */
+interface Conn { session: collab.CollabSession; clientIds: Set<number>; lastQueryAt: number }
 
 /** What a room tells its registry. */
 interface RoomHooks {
@@ -70,6 +78,11 @@ export class Room {
   private stateBytes: number;
   /** The size of the document's state when the room opened (what the registry counts against the node's budget). */
   readonly openedBytes: number;
+  /** The size of each awareness state the room holds (its JSON text), and their sum. */
+  private readonly awarenessSizes = new Map<number, number>();
+  private awarenessBytes = 0;
+  /** The sizes of the states being applied, read by the awareness `update` listener. */
+  private incoming: Map<number, number> | null = null;
 
   /**
    * `unsubscribe` ends the room's subscription to its fan-out channel, which the registry opened before it read the
@@ -85,11 +98,17 @@ export class Room {
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onUpdate(update, origin));
     this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
       const conn = this.conns.get(origin as WebSocket);
-      if (conn) { for (const id of added) conn.clientIds.add(id); for (const id of removed) conn.clientIds.delete(id); }
-      const changed = [...added, ...updated, ...removed];
-      const msg = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
-      this.broadcast(msg);
-      if (origin !== REMOTE) this.platform.fanout.publish(this.channel, msg);
+      if (conn) for (const id of removed) conn.clientIds.delete(id);
+      for (const id of [...added, ...updated]) this.setAwarenessSize(id, this.incoming?.get(id) ?? this.awarenessSizes.get(id) ?? 0);
+      for (const id of removed) this.setAwarenessSize(id, 0);
+      // Called from socket close events and the awareness' own timer too: nothing may throw out of it.
+      try {
+        const msg = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...added, ...updated, ...removed]));
+        this.broadcast(msg);
+        if (origin !== REMOTE) this.platform.fanout.publish(this.channel, msg);
+      } catch (err) {
+        this.platform.log.error({ err, documentId: this.documentId }, 'collaboration awareness change not relayed');
+      }
     });
     // What other nodes' rooms have and the database does not yet (updates they are still storing), they send in
     // answer to the state vector.
@@ -165,7 +184,15 @@ export class Room {
     const dec = decoding.createDecoder(msg);
     const type = decoding.readVarUint(dec);
     if (type === MESSAGE_DOCUMENT_DELETED) { this.hooks.deleted(this); return; }
-    if (type === MESSAGE_AWARENESS) { awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(dec), REMOTE); return; }
+    if (type === MESSAGE_AWARENESS) {
+      // Checked as a socket's (another node runs the same checks on its sockets, but may run older code): a state
+      // past the bounds throws (logged and dropped by onRemote).
+      const update = decoding.readVarUint8Array(dec);
+      const entries = readAwarenessUpdate(update, this.platform.config.jsonMaxDepth, Number.POSITIVE_INFINITY);
+      if (this.fitsAwarenessBudget(entries)) this.applyAwareness(update, entries, REMOTE);
+      else this.platform.log.warn({ documentId: this.documentId }, 'awareness from another node dropped: the room holds its most awareness data');
+      return;
+    }
     if (type !== MESSAGE_SYNC) return;
     if (decoding.readVarUint(dec) === syncProtocol.messageYjsSyncStep1) {
       const theirs = decoding.readVarUint8Array(dec);
@@ -212,12 +239,13 @@ export class Room {
    * its credential is re-checked after a change, dropped once that failed).
    */
   join(ws: WebSocket, session: collab.CollabSession, gate: CredentialGate): void {
-    this.conns.set(ws, { session, clientIds: new Set() });
+    this.conns.set(ws, { session, clientIds: new Set(), lastQueryAt: 0 });
     ws.binaryType = 'arraybuffer';
     ws.on('message', (data: ArrayBuffer | Buffer) => {
       const bytes = new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
       gate.run(() => {
         try { this.onMessage(ws, bytes); } catch (err) {
+          if (err instanceof LimitRefusal) { ws.close(LIMIT_CLOSE, err.message); return; }
           this.platform.log.warn({ err }, 'bad collaboration message');
           ws.close(1003, 'bad message');
         }
@@ -225,8 +253,70 @@ export class Room {
     });
     ws.on('close', () => this.leave(ws));
     send(ws, syncStep1Message(this.doc));
-    const states = [...this.awareness.getStates().keys()];
-    if (states.length) send(ws, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, states)));
+    if (this.awareness.getStates().size) this.sendAwareness(ws);
+  }
+
+  /** Sends a socket every awareness state of the room; one that cannot be encoded closes the socket (1011), never throws. */
+  private sendAwareness(ws: WebSocket): void {
+    let msg: Uint8Array;
+    try {
+      msg = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
+    } catch (err) {
+      this.platform.log.error({ err, documentId: this.documentId }, 'collaboration awareness could not be encoded');
+      ws.close(1011, 'unavailable');
+      return;
+    }
+    send(ws, msg);
+  }
+
+  /**
+   * A socket's awareness update, checked before it is applied (readAwarenessUpdate's bounds, LimitRefusal past them).
+   * A socket may set and remove the states of the client ids it introduced, at most MAX_AWARENESS_CLIENTS_PER_SOCKET
+   * (its first state for an id no one holds introduces it); an update naming an id that another socket, here or on
+   * another node, holds is dropped (a spoofed presence, or a client that reconnected before its old socket was seen
+   * gone: its state shows once that one has left and it renews it), as is one that would take the room's states
+   * past MAX_ROOM_AWARENESS_BYTES.
+   */
+  private onAwareness(ws: WebSocket, conn: Conn, update: Uint8Array): void {
+    const entries = readAwarenessUpdate(update, this.platform.config.jsonMaxDepth, MAX_AWARENESS_CLIENTS_PER_SOCKET);
+    const claims = new Set(conn.clientIds);
+    for (const e of entries) {
+      if (conn.clientIds.has(e.clientId)) continue;
+      if (this.awareness.getStates().has(e.clientId) || [...this.conns.values()].some((c) => c.clientIds.has(e.clientId))) {
+        this.platform.log.info({ documentId: this.documentId, clientId: e.clientId }, 'awareness for a client id held by another socket dropped');
+        return;
+      }
+      if (!e.removal) claims.add(e.clientId);
+    }
+    if (claims.size > MAX_AWARENESS_CLIENTS_PER_SOCKET) throw new LimitRefusal(`awareness for over ${MAX_AWARENESS_CLIENTS_PER_SOCKET} client ids`);
+    if (!this.fitsAwarenessBudget(entries)) {
+      this.platform.log.warn({ documentId: this.documentId }, 'awareness dropped: the room holds its most awareness data');
+      return;
+    }
+    for (const id of claims) conn.clientIds.add(id);
+    this.applyAwareness(update, entries, ws);
+  }
+
+  /** Whether the room's awareness states stay within MAX_ROOM_AWARENESS_BYTES with these, or at least do not grow. */
+  private fitsAwarenessBudget(entries: AwarenessEntry[]): boolean {
+    let after = this.awarenessBytes;
+    for (const e of entries) after += (e.removal ? 0 : e.bytes) - (this.awarenessSizes.get(e.clientId) ?? 0);
+    return after <= MAX_ROOM_AWARENESS_BYTES || after <= this.awarenessBytes;
+  }
+
+  private applyAwareness(update: Uint8Array, entries: AwarenessEntry[], origin: unknown): void {
+    this.incoming = new Map(entries.map((e) => [e.clientId, e.bytes]));
+    try { awarenessProtocol.applyAwarenessUpdate(this.awareness, update, origin); } finally { this.incoming = null; }
+  }
+
+  private setAwarenessSize(clientId: number, bytes: number): void {
+    this.awarenessBytes += bytes - (this.awarenessSizes.get(clientId) ?? 0);
+    if (bytes > 0) this.awarenessSizes.set(clientId, bytes); else this.awarenessSizes.delete(clientId);
+  }
+
+  /** What the registry counts against the node's budget: the state as loaded and the awareness states held. */
+  budgetBytes(): number {
+    return this.openedBytes + this.awarenessBytes;
   }
 
   private onMessage(ws: WebSocket, msg: Uint8Array): void {
@@ -262,9 +352,13 @@ export class Room {
       }
       if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
     } else if (type === MESSAGE_AWARENESS) {
-      awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(dec), ws);
+      this.onAwareness(ws, conn, decoding.readVarUint8Array(dec));
     } else if (type === MESSAGE_QUERY_AWARENESS) {
-      send(ws, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()])));
+      // Each answer carries every state of the room: one per interval, more are dropped.
+      const now = Date.now();
+      if (now - conn.lastQueryAt < QUERY_AWARENESS_INTERVAL_MS) return;
+      conn.lastQueryAt = now;
+      this.sendAwareness(ws);
     }
   }
 
@@ -399,13 +493,13 @@ export class RoomRegistry {
   }
 
   /**
-   * The node's budget: the rooms' states as they were loaded. A room still loading counts once it has loaded, so the
-   * check runs again then (get): of rooms opened at once, those that finish loading after the budget is reached are
-   * refused too, and the rooms exceed it by one room's size at most.
+   * The node's budget: the rooms' states as they were loaded, with the awareness states they hold. A room still
+   * loading counts once it has loaded, so the check runs again then (get): of rooms opened at once, those that finish
+   * loading after the budget is reached are refused too, and the rooms exceed it by one room's size at most.
    */
   private checkMemory(): void {
     let bytes = 0;
-    for (const room of this.loaded.values()) bytes += room.openedBytes;
+    for (const room of this.loaded.values()) bytes += room.budgetBytes();
     if (bytes < this.platform.config.collabRoomsMaxBytes) return;
     throw new AppError('SERVICE_UNAVAILABLE', 'This server holds as many documents open for collaboration as it may; retry shortly',
       { retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_MEMORY' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });

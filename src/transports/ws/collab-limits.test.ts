@@ -1,0 +1,180 @@
+/**
+ * The bounds of a collaboration socket (collab-limits.ts, docs/documents.md "Limits of a collaboration socket"):
+ * awareness states, updates waiting for missing ones, frames sent while the room loads, unread data. Stock
+ * y-websocket clients watch; the misbehaving peers are raw sockets speaking the same protocol (lib0 encoding).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import WebSocket from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import * as encoding from 'lib0/encoding';
+import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
+import { MAX_AWARENESS_STATE_BYTES } from './collab-limits.js';
+
+let t: TestApp;
+let a: Tenant;
+let base: string;
+const providers: WebsocketProvider[] = [];
+const sockets: WebSocket[] = [];
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  base = await listenLocally(t);
+  a = await newTenant(t.app);
+});
+afterAll(async () => {
+  for (const p of providers) p.destroy();
+  for (const s of sockets) s.terminate();
+  await t?.close();
+});
+
+const ticket = async (scope: 'read' | 'write' = 'write') =>
+  (await t.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: a.auth, payload: { scope } })).json().data.ticket as string;
+const newDoc = async (content = '') => (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: a.auth, payload: { title: 'Limits', content } })).json().data.id as string;
+
+/** A stock y-websocket client, synced. */
+async function client(id: string) {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(`${base}/v1/collaboration/ws`, id, doc, { WebSocketPolyfill: WebSocket as never, params: { ticket: await ticket() }, disableBc: true });
+  providers.push(provider);
+  await until(() => provider.synced);
+  return { doc, provider, states: () => provider.awareness.getStates() };
+}
+
+interface Raw { ws: WebSocket; got: Buffer[]; closed: Promise<{ code: number; reason: string }> }
+
+/** A raw socket on the document, open. */
+async function raw(id: string, scope: 'read' | 'write' = 'write'): Promise<Raw> {
+  const ws = new WebSocket(`${base}/v1/collaboration/ws/${id}?ticket=${await ticket(scope)}`);
+  sockets.push(ws);
+  const got: Buffer[] = [];
+  ws.on('message', (m: Buffer) => got.push(m));
+  const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: String(reason) })));
+  await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+  return { ws, got, closed };
+}
+
+const encode = (write: (e: encoding.Encoder) => void) => { const e = encoding.createEncoder(); write(e); return encoding.toUint8Array(e); };
+/** An awareness message (y-websocket type 1) setting these clients' states (JSON texts). */
+const awareness = (...entries: Array<[clientId: number, clock: number, state: string]>) => encode((e) => {
+  encoding.writeVarUint(e, 1);
+  encoding.writeVarUint8Array(e, encode((u) => {
+    encoding.writeVarUint(u, entries.length);
+    for (const [id, clock, state] of entries) { encoding.writeVarUint(u, id); encoding.writeVarUint(u, clock); encoding.writeVarString(u, state); }
+  }));
+});
+/** A sync step 1 with an empty state vector: answered with a step 2 holding the whole document. */
+const STEP1 = Uint8Array.of(0, 0, 1, 0);
+const QUERY_AWARENESS = Uint8Array.of(3);
+const isStep2 = (m: Buffer) => m[0] === 0 && m[1] === 1;
+const isAwareness = (m: Buffer) => m[0] === 1;
+
+/**
+ * Whether the server kept the socket after what it sent so far: a sync step 1 sent now is answered ('open') only
+ * if every earlier message was handled without closing it (a socket's messages are handled in order), else the
+ * close ('closed <code> <reason>').
+ */
+function probe(r: Raw): Promise<string> {
+  return new Promise((resolve) => {
+    const seen = r.got.length;
+    const check = () => { if (r.got.slice(seen).some(isStep2)) { r.ws.off('message', check); resolve('open'); } };
+    r.ws.on('message', check);
+    void r.closed.then((c) => resolve(`closed ${c.code} ${c.reason}`));
+    if (r.ws.readyState === WebSocket.OPEN) r.ws.send(STEP1);
+  });
+}
+
+describe('awareness is checked before the room keeps it', () => {
+  it('a state nested deeper than JSON_MAX_DEPTH closes its socket (1008); a socket joining meanwhile is served and the server stays up', async () => {
+    const id = await newDoc('text');
+    const deep = await raw(id, 'read');
+    // Deep enough that re-encoding it (JSON.stringify) overflows the stack, yet far under the state's size bound.
+    const n = 5_000;
+    // It stops reading once sent, so it does not answer the server's close frame: its socket stays in the room until
+    // the close times out.
+    await new Promise((r) => deep.ws.send(awareness([424242, 1, '['.repeat(n) + ']'.repeat(n)]), r));
+    (deep.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    await new Promise((r) => setTimeout(r, 200));
+    const late = await client(id);
+    expect(late.doc.getText('content').toString()).toBe('text');
+    expect(late.states().has(424242)).toBe(false);
+    expect((await t.app.inject({ url: '/v1/health' })).statusCode).toBe(200);
+    deep.ws.terminate();
+    // Just past the bound, on a socket that reads: the reason says why.
+    const just = await raw(id, 'read');
+    just.ws.send(awareness([424243, 1, '{"a":'.repeat(33) + '1' + '}'.repeat(33)]));
+    expect(await probe(just)).toBe('closed 1008 awareness state nested deeper than 32 levels');
+    late.provider.destroy();
+  });
+
+  it('a state over 64 KiB closes its socket (1008) and reaches no one; read-only sockets may still show presence', async () => {
+    const id = await newDoc();
+    const watcher = await client(id);
+    const ro = await raw(id, 'read');
+    ro.ws.send(awareness([5000, 1, JSON.stringify({ user: { name: 'x'.repeat(MAX_AWARENESS_STATE_BYTES) } })]));
+    expect(await probe(ro)).toBe(`closed 1008 awareness state over ${MAX_AWARENESS_STATE_BYTES} bytes`);
+    const viewer = await raw(id, 'read');
+    viewer.ws.send(awareness([5001, 1, JSON.stringify({ user: { name: 'Viewer' } })]));
+    await until(() => watcher.states().get(5001)?.user?.name === 'Viewer');
+    expect(watcher.states().has(5000)).toBe(false);
+    watcher.provider.destroy();
+  });
+
+  it("a socket cannot set or remove another client's state, nor announce more than 4 client ids", async () => {
+    const id = await newDoc();
+    const ada = await client(id);
+    ada.provider.awareness.setLocalStateField('user', { name: 'Ada' });
+    const watcher = await client(id);
+    const adaId = ada.doc.clientID;
+    await until(() => watcher.states().get(adaId)?.user?.name === 'Ada');
+    const mallory = await raw(id, 'read');
+    mallory.ws.send(awareness([adaId, 1000, JSON.stringify({ user: { name: 'Mallory' } })]));
+    mallory.ws.send(awareness([adaId, 1001, 'null']));
+    // Its own id is accepted: once the watcher has it, the messages before were handled.
+    mallory.ws.send(awareness([777001, 1, JSON.stringify({ user: { name: 'Mallory' } })]));
+    await until(() => watcher.states().has(777001));
+    expect(watcher.states().get(adaId)?.user?.name).toBe('Ada');
+    // Its own id it may update and remove.
+    mallory.ws.send(awareness([777001, 2, 'null']));
+    await until(() => !watcher.states().has(777001));
+    // Four ids at most (the one it removed no longer counts).
+    for (let i = 2; i <= 5; i++) mallory.ws.send(awareness([777000 + i, 1, '{}']));
+    expect(await probe(mallory)).toBe('open');
+    mallory.ws.send(awareness([777006, 1, '{}']));
+    expect(await probe(mallory)).toBe('closed 1008 awareness for over 4 client ids');
+    // Its states go with its socket.
+    await until(() => ![2, 3, 4, 5].some((i) => watcher.states().has(777000 + i)));
+    ada.provider.destroy(); watcher.provider.destroy();
+  });
+
+  it("the room's states are bounded together (2 MiB): past it a new state is dropped, the socket stays", async () => {
+    const id = await newDoc();
+    const watcher = await client(id);
+    const state = JSON.stringify({ user: { name: 'w'.repeat(60 * 1024) } });
+    // 9 sockets of 4 states of 60 KiB: 2,160 KiB, the last ones past the bound.
+    for (let s = 0; s < 9; s++) {
+      const r = await raw(id, 'read');
+      for (let i = 0; i < 4; i++) r.ws.send(awareness([600000 + s * 10 + i, 1, state]));
+      expect(await probe(r)).toBe('open');
+    }
+    // Every socket's messages were handled (probe), and the watcher hears them before the probe's answer.
+    const kept = [...watcher.states().keys()].filter((k) => k >= 600000 && k < 601000).length;
+    expect(kept).toBe(Math.floor((2 * 1024 * 1024) / state.length)); // 34 of 36
+    watcher.provider.destroy();
+  });
+
+  it('query-awareness is answered at most once a second per socket', async () => {
+    const id = await newDoc();
+    const ada = await client(id);
+    ada.provider.awareness.setLocalStateField('user', { name: 'Ada' });
+    const q = await raw(id, 'read');
+    await until(() => q.got.some(isAwareness));
+    const before = q.got.length;
+    for (let i = 0; i < 3; i++) q.ws.send(QUERY_AWARENESS);
+    expect(await probe(q)).toBe('open');
+    const answers = q.got.slice(before).filter(isAwareness).length;
+    expect(answers).toBeGreaterThanOrEqual(1);
+    expect(answers).toBeLessThan(3); // 1, or 2 on a machine that stalled a second between them
+    ada.provider.destroy();
+  });
+});
