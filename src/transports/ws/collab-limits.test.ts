@@ -9,7 +9,8 @@ import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as encoding from 'lib0/encoding';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
-import { MAX_AWARENESS_STATE_BYTES } from './collab-limits.js';
+import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
+import { MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -63,6 +64,7 @@ const awareness = (...entries: Array<[clientId: number, clock: number, state: st
     for (const [id, clock, state] of entries) { encoding.writeVarUint(u, id); encoding.writeVarUint(u, clock); encoding.writeVarString(u, state); }
   }));
 });
+const syncUpdate = (update: Uint8Array) => encode((e) => { encoding.writeVarUint(e, 0); encoding.writeVarUint(e, 2); encoding.writeVarUint8Array(e, update); });
 /** A sync step 1 with an empty state vector: answered with a step 2 holding the whole document. */
 const STEP1 = Uint8Array.of(0, 0, 1, 0);
 const QUERY_AWARENESS = Uint8Array.of(3);
@@ -82,6 +84,17 @@ function probe(r: Raw): Promise<string> {
     void r.closed.then((c) => resolve(`closed ${c.code} ${c.reason}`));
     if (r.ws.readyState === WebSocket.OPEN) r.ws.send(STEP1);
   });
+}
+
+/** An update the server cannot integrate: a new client's insert at clock 1, whose clock-0 insert it never gets. */
+function dependentUpdate(clientId: number, size: number): { update: Uint8Array; missing: Uint8Array } {
+  const d = new Y.Doc();
+  d.clientID = clientId;
+  d.getText('content').insert(0, 'a');
+  const missing = Y.encodeStateAsUpdate(d);
+  const sv = Y.encodeStateVector(d);
+  d.getText('content').insert(1, 'p'.repeat(size));
+  return { update: Y.encodeStateAsUpdate(d, sv), missing };
 }
 
 describe('awareness is checked before the room keeps it', () => {
@@ -176,5 +189,36 @@ describe('awareness is checked before the room keeps it', () => {
     expect(answers).toBeGreaterThanOrEqual(1);
     expect(answers).toBeLessThan(3); // 1, or 2 on a machine that stalled a second between them
     ada.provider.destroy();
+  });
+});
+
+describe('updates waiting for missing ones are bounded', () => {
+  it('an update that depends on a missing one waits and integrates once that arrives; past 1 MiB waiting the socket closes (1008) and the waiting data is dropped', async () => {
+    const id = await newDoc('base');
+    const watcher = await client(id);
+    const key = roomKey(a.orgId, id);
+    const pending = () => (liveRooms(t.platform).get(key)!.doc!.store as unknown as { pendingStructs: unknown }).pendingStructs;
+    const w = await raw(id);
+    // A small one waits, then integrates.
+    const small = dependentUpdate(910001, 10);
+    w.ws.send(syncUpdate(small.update));
+    expect(await probe(w)).toBe('open');
+    expect(pending()).not.toBeNull();
+    w.ws.send(syncUpdate(small.missing));
+    await until(() => watcher.doc.getText('content').toString().includes('pppppppppp'));
+    expect(pending()).toBeNull();
+    // Updates whose first change never comes, 600 KiB each: the second takes what waits past 1 MiB.
+    const size = Math.ceil(MAX_PENDING_BYTES * 0.6);
+    w.ws.send(syncUpdate(dependentUpdate(910002, size).update));
+    expect(await probe(w)).toBe('open');
+    w.ws.send(syncUpdate(dependentUpdate(910003, size).update));
+    expect(await probe(w)).toBe(`closed 1008 over ${MAX_PENDING_BYTES} bytes of updates waiting for missing ones`);
+    expect(pending()).toBeNull();
+    // The document goes on.
+    watcher.doc.getText('content').insert(0, '>');
+    const text = watcher.doc.getText('content').toString();
+    expect(text).toMatch(/^>/);
+    await until(async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content === text);
+    watcher.provider.destroy();
   });
 });

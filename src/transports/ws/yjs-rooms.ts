@@ -14,7 +14,7 @@ import {
   awarenessMessage, collabChannel, documentDeletedMessage, syncStep1Message, syncStep2Message, syncUpdateMessage,
 } from '../../areas/documents/collab-messages.js';
 import {
-  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_ROOM_AWARENESS_BYTES, QUERY_AWARENESS_INTERVAL_MS,
+  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES, QUERY_AWARENESS_INTERVAL_MS,
   readAwarenessUpdate, type AwarenessEntry,
 } from './collab-limits.js';
 
@@ -204,9 +204,30 @@ export class Room {
     }
     Y.applyUpdate(this.doc, decoding.readVarUint8Array(dec), REMOTE);
     // An update that depends on one this room never heard (lost while Redis was out of reach) waits in the doc:
-    // the missing ones are asked for.
+    // the missing ones are asked for (the answer carries what was dropped here past the bound, too).
+    const waiting = this.pendingBytes();
+    if (waiting > MAX_PENDING_BYTES) this.dropPending();
+    if (waiting > 0) this.askSoon();
+  }
+
+  /**
+   * The size of what Yjs keeps waiting in the doc: updates (and deletions) it cannot integrate before the changes
+   * they depend on arrive. They count in no state bound (the doc grows only once they integrate) and Yjs merges every
+   * new one into them, so they are bounded apart (MAX_PENDING_BYTES).
+   */
+  private pendingBytes(): number {
+    const store = this.doc.store as unknown as { pendingStructs: { update: Uint8Array } | null; pendingDs: Uint8Array | null };
+    return (store.pendingStructs?.update.length ?? 0) + (store.pendingDs?.length ?? 0);
+  }
+
+  /**
+   * Forgets what waits: none of it was applied, stored or relayed, and a client that sent it sends it again when it
+   * next syncs (its sync step 2 carries everything the room lacks).
+   */
+  private dropPending(): void {
     const store = this.doc.store as unknown as { pendingStructs: unknown; pendingDs: unknown };
-    if (store.pendingStructs || store.pendingDs) this.askSoon();
+    store.pendingStructs = null;
+    store.pendingDs = null;
   }
 
   private async save(): Promise<void> {
@@ -349,6 +370,12 @@ export class Room {
           return;
         }
         syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
+        if (this.pendingBytes() > MAX_PENDING_BYTES) {
+          // Updates that depend on changes nobody sent, past the bound: a stock client never leaves more than a few
+          // edits waiting (it sends what the room lacks when it connects).
+          this.dropPending();
+          throw new LimitRefusal(`over ${MAX_PENDING_BYTES} bytes of updates waiting for missing ones`);
+        }
       }
       if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
     } else if (type === MESSAGE_AWARENESS) {
