@@ -10,7 +10,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as encoding from 'lib0/encoding';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
-import { MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
+import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -220,5 +220,24 @@ describe('updates waiting for missing ones are bounded', () => {
     expect(text).toMatch(/^>/);
     await until(async () => (await t.app.inject({ url: `/v1/documents/${id}`, headers: a.auth })).json().data.content === text);
     watcher.provider.destroy();
+  });
+});
+
+describe('what a socket may make the server hold for it', () => {
+  it('frames sent while the room loads are held up to 64: past it the socket closes (1008) before the room has loaded', async () => {
+    const id = await newDoc();
+    // A document's first room seeds its state under a lock on the document: held here, the room cannot load.
+    await t.platform.db.systemTx(async (sql) => {
+      await sql.query('SELECT 1 FROM documents WHERE id = $1 FOR UPDATE', [id]);
+      const few = await raw(id);
+      for (let i = 0; i < EARLY_MAX_FRAMES; i++) few.ws.send(QUERY_AWARENESS);
+      const many = await raw(id);
+      for (let i = 0; i <= EARLY_MAX_FRAMES; i++) many.ws.send(QUERY_AWARENESS);
+      const outcome = await Promise.race([many.closed.then((c) => `closed ${c.code} ${c.reason}`), new Promise((r) => setTimeout(() => r('open'), 5_000))]);
+      expect(outcome).toBe(`closed 1008 over ${EARLY_MAX_FRAMES} messages or ${EARLY_MAX_BYTES} bytes before the document loaded`);
+      expect(few.ws.readyState).toBe(WebSocket.OPEN);
+    });
+    const ok = await client(id);
+    ok.provider.destroy();
   });
 });

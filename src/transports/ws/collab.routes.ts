@@ -14,6 +14,7 @@ import { carryGuardHeadersIntoUpgrades } from './upgrade-headers.js';
 import { CredentialWatch } from './revalidate.js';
 import { dropDeadPeers } from './heartbeat.js';
 import { logSocket } from './socket-log.js';
+import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, LIMIT_CLOSE, MAX_FRAME_BYTES } from './collab-limits.js';
 
 declare module 'fastify' {
   interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null; since: number } }
@@ -140,7 +141,7 @@ function closeGoingAway(this: FastifyInstance, done: () => void): void {
 
 /** Collaboration over the y-websocket protocol (spec 4.5): documents at /v1/collaboration/ws, decks at /v1/yjs/ws. */
 export default async function collaborationTransport(app: FastifyInstance) {
-  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 }, preClose: closeGoingAway });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, preClose: closeGoingAway });
   carryGuardHeadersIntoUpgrades(app);
   // Every socket of this server, the sheet's too (registered below, on the same WebSocket server).
   const stopHeartbeat = dropDeadPeers(app.websocketServer, app.platform.config.wsHeartbeatMs);
@@ -178,9 +179,18 @@ export default async function collaborationTransport(app: FastifyInstance) {
         const documentId = c.documentId;
         // Closed (4401/4403) when a credential change leaves this session without what it was admitted with.
         const gate = watch.watch(socket, c.since, () => collab.recheckSession(req.server.platform, c.session));
-        // Buffer messages that arrive while the room loads.
+        // Buffer messages that arrive while the room loads, up to EARLY_MAX_FRAMES and EARLY_MAX_BYTES (a stock
+        // client sends two or three small ones before its first answer); past them the socket closes.
         const early: Buffer[] = [];
-        const hold = (d: Buffer) => early.push(d);
+        let earlyBytes = 0;
+        const hold = (d: Buffer) => {
+          early.push(d);
+          earlyBytes += d.length;
+          if (early.length <= EARLY_MAX_FRAMES && earlyBytes <= EARLY_MAX_BYTES) return;
+          socket.off('message', hold);
+          early.length = 0;
+          socket.close(LIMIT_CLOSE, `over ${EARLY_MAX_FRAMES} messages or ${EARLY_MAX_BYTES} bytes before the document loaded`);
+        };
         socket.on('message', hold);
         rooms.get(c.session.orgId, documentId).then((room) => {
           socket.off('message', hold);
