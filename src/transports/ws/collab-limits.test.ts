@@ -10,7 +10,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as encoding from 'lib0/encoding';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
-import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
+import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES, MAX_UNREAD_BYTES } from './collab-limits.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -240,4 +240,37 @@ describe('what a socket may make the server hold for it', () => {
     const ok = await client(id);
     ok.provider.destroy();
   });
+
+  it('a socket that does not read is closed (1008) once over 32 MiB wait for it, not sent more', async () => {
+    const MIB = 1024 * 1024;
+    const id = await newDoc('x'.repeat(6 * MIB));
+    const watcher = await client(id);
+    // The server's end of the next socket (ws keeps its WebSocket on the connection under the symbol "websocket").
+    let connection: object | undefined;
+    t.app.server.once('upgrade', (_req, sock: object) => { connection = sock; });
+    const slow = await raw(id, 'read');
+    const kWebSocket = Object.getOwnPropertySymbols(connection!).find((k) => k.description === 'websocket')!;
+    const onServer = (connection as Record<symbol, WebSocket>)[kWebSocket];
+    expect(onServer.readyState).toBe(WebSocket.OPEN);
+    const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    // Each sync step 1 is answered with the whole document (6 MiB): 12 of them are 72 MiB.
+    const asks = 12;
+    for (let i = 0; i < asks; i++) slow.ws.send(STEP1);
+    // Then its presence: once the watcher has it, the server has handled the asks before it (and kept the socket).
+    slow.ws.send(awareness([880001, 1, '{}']));
+    await until(() => watcher.states().has(880001) || onServer.readyState !== WebSocket.OPEN, 15_000);
+    socket.resume();
+    const outcome = await new Promise<string>((resolve) => {
+      const check = () => { if (slow.got.filter(isStep2).length === asks) resolve('open: every answer sent'); };
+      slow.ws.on('message', check);
+      check();
+      void slow.closed.then((c) => resolve(`closed ${c.code} ${c.reason}`));
+    });
+    expect(outcome).toBe(`closed 1008 over ${MAX_UNREAD_BYTES} bytes unread`);
+    expect(slow.got.filter(isStep2).length).toBeLessThan(asks);
+    // The watcher was not affected.
+    expect(watcher.provider.wsconnected).toBe(true);
+    watcher.provider.destroy();
+  }, 60_000);
 });

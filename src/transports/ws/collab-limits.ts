@@ -12,10 +12,12 @@ const MIB = 1024 * 1024;
 export const MAX_FRAME_BYTES = 16 * MIB;
 /**
  * A socket with more than this waiting unsent (its peer does not read, or reads slower than the room changes) is
- * closed instead of being sent more: one maximum frame's worth. A message is always sent to a socket below it, so a
- * socket's backlog is at most this plus one message.
+ * closed instead of being sent more. A message is always sent to a socket below it, so a socket's backlog is at
+ * most this plus one message. It is above a whole document state (yjs-rooms.ts MAX_STATE_BYTES, 30 MiB, which a
+ * client receives in one message when it connects) so that the messages following that one do not close a client
+ * that reads.
  */
-export const MAX_UNREAD_BYTES = 16 * MIB;
+export const MAX_UNREAD_BYTES = 32 * MIB;
 /** Frames a socket may send while its room loads (they wait for it), at most this many and this many bytes. */
 export const EARLY_MAX_FRAMES = 64;
 export const EARLY_MAX_BYTES = MAX_FRAME_BYTES;

@@ -14,7 +14,8 @@ import {
   awarenessMessage, collabChannel, documentDeletedMessage, syncStep1Message, syncStep2Message, syncUpdateMessage,
 } from '../../areas/documents/collab-messages.js';
 import {
-  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES, QUERY_AWARENESS_INTERVAL_MS,
+  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES, MAX_UNREAD_BYTES,
+  QUERY_AWARENESS_INTERVAL_MS,
   readAwarenessUpdate, type AwarenessEntry,
 } from './collab-limits.js';
 
@@ -481,8 +482,14 @@ function hasMore(a: Map<number, number>, b: Map<number, number>): boolean {
   return false;
 }
 
+/**
+ * Sends a message to a socket, unless more than MAX_UNREAD_BYTES wait unsent to it already (its peer does not read,
+ * or reads slower than the room changes): that socket is closed instead (1008), so that what a room sends cannot
+ * pile up in the server's memory. Its client reconnects and syncs.
+ */
 function send(ws: WebSocket, msg: Uint8Array): void {
   if (ws.readyState !== 1) return;
+  if (ws.bufferedAmount > MAX_UNREAD_BYTES) { ws.close(LIMIT_CLOSE, `over ${MAX_UNREAD_BYTES} bytes unread`); return; }
   ws.send(msg, (err) => { if (err) ws.close(); });
 }
 
