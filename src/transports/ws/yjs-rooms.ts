@@ -41,7 +41,8 @@ const SAVE_RETRY_MS = 2_000;
 
 /**
  * A socket of the room: `clientIds` are the awareness client ids it introduced (the only ones it may set or remove
- * states of), `lastQueryAt` when its last query-awareness was answered.
+ * states of; kept after it removed their states, so that it cannot go through ids without end, each leaving its
+ * entry in the awareness' meta data), `lastQueryAt` when its last query-awareness was answered.
  */
 interface Conn { session: collab.CollabSession; clientIds: Set<number>; lastQueryAt: number }
 
@@ -98,8 +99,6 @@ export class Room {
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onUpdate(update, origin));
     this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
-      const conn = this.conns.get(origin as WebSocket);
-      if (conn) for (const id of removed) conn.clientIds.delete(id);
       for (const id of [...added, ...updated]) this.setAwarenessSize(id, this.incoming?.get(id) ?? this.awarenessSizes.get(id) ?? 0);
       for (const id of removed) this.setAwarenessSize(id, 0);
       // Called from socket close events and the awareness' own timer too: nothing may throw out of it.
@@ -294,7 +293,7 @@ export class Room {
   /**
    * A socket's awareness update, checked before it is applied (readAwarenessUpdate's bounds, LimitRefusal past them).
    * A socket may set and remove the states of the client ids it introduced, at most MAX_AWARENESS_CLIENTS_PER_SOCKET
-   * (its first state for an id no one holds introduces it); an update naming an id that another socket, here or on
+   * over its life (its first entry for an id no one holds introduces it); an update naming an id that another socket, here or on
    * another node, holds is dropped (a spoofed presence, or a client that reconnected before its old socket was seen
    * gone: its state shows once that one has left and it renews it), as is one that would take the room's states
    * past MAX_ROOM_AWARENESS_BYTES.
@@ -308,7 +307,7 @@ export class Room {
         this.platform.log.info({ documentId: this.documentId, clientId: e.clientId }, 'awareness for a client id held by another socket dropped');
         return;
       }
-      if (!e.removal) claims.add(e.clientId);
+      claims.add(e.clientId);
     }
     if (claims.size > MAX_AWARENESS_CLIENTS_PER_SOCKET) throw new LimitRefusal(`awareness for over ${MAX_AWARENESS_CLIENTS_PER_SOCKET} client ids`);
     if (!this.fitsAwarenessBudget(entries)) {
