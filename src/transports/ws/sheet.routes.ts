@@ -8,6 +8,7 @@ import { logSocket } from './socket-log.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
 import { workbookDisplay, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
+import { jsonDepthExceeds } from '../../core/http/json-parser.js';
 
 declare module 'fastify' {
   interface FastifyRequest { sheetSession?: sheets.SheetSession; sheetSince?: number }
@@ -24,6 +25,19 @@ function readNews(m: Uint8Array): SheetNews | null {
   if (n.t === 'refresh' || n.t === 'deleted') return { t: n.t };
   if (n.t === 'cell' && typeof n.cell === 'object' && n.cell !== null && (n.cell as { type?: unknown }).type === 'cell') return { t: 'cell', cell: n.cell as Record<string, unknown> };
   return null;
+}
+
+/** Longest string a message's `id` may be (it is echoed in the answer). */
+export const MAX_MESSAGE_ID = 200;
+/**
+ * A message's `id` as echoed in its answer: a string of at most MAX_MESSAGE_ID characters or a finite number; null
+ * when absent; undefined when it is anything else (the message is refused: an array or object would be echoed as is).
+ */
+function messageId(id: unknown): string | number | null | undefined {
+  if (id === undefined || id === null) return null;
+  if (typeof id === 'string' && id.length <= MAX_MESSAGE_ID) return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return id;
+  return undefined;
 }
 
 /** The fan-out channel of a sheet's sockets (key: `<org>:<document>`). */
@@ -48,6 +62,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   /** Sockets that were sent their first snapshot: only they hear news (cells, later snapshots). */
   const started = new WeakSet<WebSocket>();
   const watch = new CredentialWatch(app.platform);
+  const maxDepth = app.platform.config.jsonMaxDepth;
   const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
   // The displayed values cost a recalculation (bounded: sheet-model.ts): sockets sent the same workbook share one.
   const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = workbookDisplay(wb)) => {
@@ -149,23 +164,33 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
         started.add(socket);
       }).catch(() => socket.close(1011, 'unavailable'));
       socket.on('message', (raw: Buffer) => gate.run(() => {
-        queue = queue.then(async () => {
-          // Refused by a re-check meanwhile: nothing more is applied.
-          if (socket.readyState !== 1) return;
-          let msg: { type?: string; id?: unknown } & sheets.CellEdit;
-          try { msg = JSON.parse(raw.toString('utf8')); } catch { send(socket, { type: 'error', code: 'INVALID_JSON', message: 'Messages are JSON objects' }); return; }
-          if (msg?.type === 'ping') { send(socket, { type: 'pong', id: msg.id ?? null }); return; }
-          if (msg?.type !== 'set') { send(socket, { type: 'error', id: msg?.id ?? null, code: 'VALIDATION_ERROR', message: 'Unknown message type' }); return; }
-          try {
-            const r = await sheets.editCell(req.server.platform, s, msg);
-            send(socket, { type: 'ack', id: msg.id ?? null });
-            await tell(key, { t: 'cell', cell: { type: 'cell', ...r, by: s.principal.userId } });
-          } catch (err) {
-            const e = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'The edit failed; retry');
-            send(socket, { type: 'error', id: msg.id ?? null, code: e.code, message: e.message });
-          }
+        // Each step catches its own failure: a rejected step would be an unhandled rejection (the process would exit).
+        queue = queue.then(() => answer(raw)).catch((err) => {
+          req.log.warn({ err }, 'sheet socket message failed');
+          socket.close(1011, 'unavailable');
         });
       }));
+      const answer = async (raw: Buffer): Promise<void> => {
+        // Refused by a re-check meanwhile: nothing more is applied.
+        if (socket.readyState !== 1) return;
+        const text = raw.toString('utf8');
+        // As HTTP bodies (JSON_MAX_DEPTH): JSON.parse takes any depth, but an echoed value that deep is no message.
+        if (jsonDepthExceeds(text, maxDepth)) { send(socket, { type: 'error', id: null, code: 'PAYLOAD_TOO_LARGE', message: `JSON nesting deeper than ${maxDepth} levels` }); return; }
+        let msg: { type?: string; id?: unknown } & sheets.CellEdit;
+        try { msg = JSON.parse(text); } catch { send(socket, { type: 'error', id: null, code: 'INVALID_JSON', message: 'Messages are JSON objects' }); return; }
+        const id = messageId(msg?.id);
+        if (id === undefined) { send(socket, { type: 'error', id: null, code: 'VALIDATION_ERROR', message: `"id" must be a string of at most ${MAX_MESSAGE_ID} characters or a finite number` }); return; }
+        if (msg?.type === 'ping') { send(socket, { type: 'pong', id }); return; }
+        if (msg?.type !== 'set') { send(socket, { type: 'error', id, code: 'VALIDATION_ERROR', message: 'Unknown message type' }); return; }
+        try {
+          const r = await sheets.editCell(req.server.platform, s, msg);
+          send(socket, { type: 'ack', id });
+          await tell(key, { t: 'cell', cell: { type: 'cell', ...r, by: s.principal.userId } });
+        } catch (err) {
+          const e = err instanceof AppError ? err : new AppError('INTERNAL_ERROR', 'The edit failed; retry');
+          send(socket, { type: 'error', id, code: e.code, message: e.message });
+        }
+      };
     },
   });
 }

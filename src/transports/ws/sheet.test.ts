@@ -126,6 +126,36 @@ describe('GET /v1/sheet/ws', () => {
     c1.ws.close(); c2.ws.close();
   });
 
+  it('a message nested past JSON_MAX_DEPTH, or whose id is not a short string or a finite number, gets an error; the socket and the server go on', async () => {
+    const id = await newSheet('Deep ids');
+    const c = await open(a.token, id);
+    await until(() => c.msgs.length === 1);
+    // 200,000 levels: echoed, the id overflowed JSON.stringify's stack inside the socket's promise chain (the process exited).
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    c.ws.send(`{"type":"ping","id":${deep(200_000)}}`);
+    c.ws.send(`{"type":"set","id":1,"sheet":0,"cell":"A1","value":${deep(40)}}`);
+    c.ws.send(JSON.stringify({ type: 'ping', id: [1] }));
+    c.ws.send(JSON.stringify({ type: 'set', id: { a: 1 }, sheet: 0, cell: 'A1', value: 1 }));
+    c.ws.send(JSON.stringify({ type: 'ping', id: 'x'.repeat(201) }));
+    c.ws.send(JSON.stringify({ type: 'ping', id: 'x'.repeat(200) }));
+    c.ws.send(JSON.stringify({ type: 'ping', id: 7.5 }));
+    await until(() => c.msgs.length === 8, 15_000);
+    const refusedId = { type: 'error', id: null, code: 'VALIDATION_ERROR', message: '"id" must be a string of at most 200 characters or a finite number' };
+    expect(c.msgs.slice(1)).toMatchObject([
+      { type: 'error', id: null, code: 'PAYLOAD_TOO_LARGE', message: 'JSON nesting deeper than 32 levels' },
+      { type: 'error', id: null, code: 'PAYLOAD_TOO_LARGE' },
+      refusedId, refusedId, refusedId,
+      { type: 'pong', id: 'x'.repeat(200) },
+      { type: 'pong', id: 7.5 },
+    ]);
+    expect(c.ws.readyState).toBe(WebSocket.OPEN);
+    // Nothing was written, and the server answers other requests.
+    const csv = await t.app.inject({ method: 'GET', url: `/v1/sheet/${id}/export?token=${a.token}&format=csv&sheet_id=0` });
+    expect(csv.body).toBe('\r\n');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/health' })).statusCode).toBe(200);
+    c.ws.close();
+  }, 30_000);
+
   it('a cell text or formula the content policy refuses is an error and nothing is written', async () => {
     const c = await open(a.token);
     await until(() => c.msgs.length > 0);
