@@ -71,6 +71,14 @@ export function unstorableTextProblem(text: string): string | null {
   return what && FLAW_PHRASE[what];
 }
 
+/**
+ * Why a number cannot be stored (one that is not finite: a literal past the double range, 1e400, parses as Infinity,
+ * which JSON writes as null), phrased to follow a field name, or null: for callers that word their own errors.
+ */
+export function unstorableNumberProblem(n: number): string | null {
+  return Number.isFinite(n) ? null : FLAW_PHRASE.number;
+}
+
 /** Whitespace and invisible format characters (zero-width space, joiners, bidi marks: Unicode category Cf). */
 const INVISIBLE = /[\s\p{Cf}]/gu;
 

@@ -7,7 +7,7 @@ import { INDEX_JOB, assertContentSize, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
 import { displayedValues, evaluateWorkbook, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
-import { unstorableTextProblem } from '../../core/text.js';
+import { unstorableNumberProblem, unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { principalFromQueryToken } from '../../core/auth/query-session.js';
 import { writeWithdrawn } from './collab.service.js';
@@ -41,6 +41,9 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
   if (e.value !== undefined && e.value !== null && !['string', 'number', 'boolean'].includes(typeof e.value)) throw validation('"value" must be a string, number, boolean or null', { field: 'value' });
   if (typeof e.value === 'string' && e.value.length > 32_768) throw validation('"value" is too long', { field: 'value' });
   // What the REST API refuses (core assertStorableText) is refused here too, before anything is read or written.
+  // A number past the double range (1e400 parses as Infinity) would be stored as null: refused as REST refuses it.
+  const numberFlaw = typeof e.value === 'number' ? unstorableNumberProblem(e.value) : null;
+  if (numberFlaw) throw validation(`"value" ${numberFlaw}`, { field: 'value', reason: 'NUMBER_OUT_OF_RANGE' });
   for (const field of ['value', 'formula'] as const) {
     const text = e[field];
     const flaw = typeof text === 'string' ? unstorableTextProblem(text) : null;

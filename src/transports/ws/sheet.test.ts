@@ -156,6 +156,25 @@ describe('GET /v1/sheet/ws', () => {
     c.ws.close();
   }, 30_000);
 
+  it('a set whose value is a number past the double range (1e400) is refused, as REST refuses it, and nothing is written', async () => {
+    const id = await newSheet('Huge numbers');
+    const c = await open(a.token, id);
+    await until(() => c.msgs.length === 1);
+    c.ws.send('{"type":"set","id":3,"sheet":0,"cell":"D3","value":1e400}');
+    c.ws.send('{"type":"set","id":4,"sheet":0,"cell":"D4","value":-1e400}');
+    c.ws.send('{"type":"set","id":5,"sheet":0,"cell":"D5","value":1e308}');
+    await until(() => c.msgs.some((m) => m.id === 5 && m.type === 'ack'));
+    const message = '"value" is a number out of range: numbers must be finite, at most about 1.8e308 in size';
+    expect(c.msgs.filter((m) => m.id === 3 || m.id === 4)).toEqual([
+      { type: 'error', id: 3, code: 'VALIDATION_ERROR', message },
+      { type: 'error', id: 4, code: 'VALIDATION_ERROR', message },
+    ]);
+    expect(c.msgs.filter((m) => m.type === 'cell').map((m) => m.cell)).toEqual(['D5']);
+    const stored = JSON.parse((await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content);
+    expect(stored.sheets[0].cells).toEqual({ D5: { v: 1e308 } });
+    c.ws.close();
+  });
+
   it('a cell text or formula the content policy refuses is an error and nothing is written', async () => {
     const c = await open(a.token);
     await until(() => c.msgs.length > 0);
