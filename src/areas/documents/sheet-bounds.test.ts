@@ -129,10 +129,15 @@ describe('bounds on formula work (every path that shows values)', () => {
     const ws = (await xlsxBook(id)).worksheets[1];
     expect(['A1', 'B1', 'B2'].map((c) => ws.getCell(c).value)).toEqual([5, '#ERROR!', 10]);
     const s = await openSheetSession(t.platform, a.token, id);
-    expect((await editCell(t.platform, s, { sheet: 1, cell: 'C1', value: 1 })).display).toEqual({ A1: 5, B1: '#ERROR!', B2: 10, C1: 1 });
-    // Once the first sheet spends less, the second sheet's formula runs everywhere.
-    await editCell(t.platform, s, { sheet: 0, cell: 'B2' });
-    expect((await editCell(t.platform, s, { sheet: 1, cell: 'C1', value: 2 })).display).toEqual({ A1: 5, B1: 5, B2: 10, C1: 2 });
+    // An edit's display is what it changed: here its cell only.
+    expect(await editCell(t.platform, s, { sheet: 1, cell: 'C1', value: 1 })).toMatchObject({ display: { C1: 1 } });
+    // Once the first sheet spends less, the second sheet's formula runs everywhere: the edit of the first sheet says so.
+    const freed = await editCell(t.platform, s, { sheet: 0, cell: 'B2' });
+    expect(freed.display).toEqual({ B2: null });
+    expect(freed.other_sheets).toEqual([{ sheet: 1, display: { B1: 5 } }]);
+    const again = await editCell(t.platform, s, { sheet: 1, cell: 'C1', value: 2 });
+    expect(again.display).toEqual({ C1: 2 });
+    expect(again.other_sheets).toBeUndefined();
     expect((await exportOf(id, 'format=csv&sheet_id=1')).body).toBe('5,5,2\r\n,10,\r\n');
   });
 });

@@ -9,6 +9,8 @@ import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade }
 import { workbookDisplay, type Workbook } from '../../areas/documents/sheet-model.js';
 import { CredentialWatch } from './revalidate.js';
 import { jsonDepthExceeds } from '../../core/http/json-parser.js';
+import { sendBounded } from './send-bounded.js';
+import { messageRateLimit } from './message-rate.js';
 
 declare module 'fastify' {
   interface FastifyRequest { sheetSession?: sheets.SheetSession; sheetSince?: number }
@@ -63,10 +65,15 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
   const started = new WeakSet<WebSocket>();
   const watch = new CredentialWatch(app.platform);
   const maxDepth = app.platform.config.jsonMaxDepth;
-  const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
+  // Bounded: a socket that does not read is closed (1013), not buffered for (send-bounded.ts).
+  const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) sendBounded(ws, JSON.stringify(m)); };
   // The displayed values cost a recalculation (bounded: sheet-model.ts): sockets sent the same workbook share one.
-  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = workbookDisplay(wb)) => {
-    send(ws, { type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display });
+  // Its text is made once per capability (`texts`), not once per socket: a workbook may be megabytes.
+  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = workbookDisplay(wb), texts = new Map<string, string>()) => {
+    if (ws.readyState !== 1) return;
+    let text = texts.get(s.capability);
+    if (text === undefined) texts.set(s.capability, (text = JSON.stringify({ type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display })));
+    sendBounded(ws, text);
   };
   const fanout = app.platform.fanout;
   /**
@@ -91,12 +98,13 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       // A socket waiting for its first snapshot hears nothing yet: that snapshot, read in a later step, holds this news.
       const listening = peers.filter((ws) => started.has(ws));
       if (!listening.length) return;
-      if (news.t === 'cell') for (const p of listening) send(p, news.cell);
+      if (news.t === 'cell') { const text = JSON.stringify(news.cell); for (const p of listening) sendBounded(p, text); }
       if (news.t === 'refresh') {
         const first = sessions.get(listening[0]);
         const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
         const display = wb && workbookDisplay(wb);
-        if (wb && display) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb, display); }
+        const texts = new Map<string, string>();
+        if (wb && display) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb, display, texts); }
       }
     });
   };
@@ -163,7 +171,9 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
         snapshot(socket, s, await sheets.readWorkbook(req.server.platform, s));
         started.add(socket);
       }).catch(() => socket.close(1011, 'unavailable'));
-      socket.on('message', (raw: Buffer) => gate.run(() => {
+      // Each message may cost a transaction and a recalculation: past the rate the socket is closed (1008).
+      const withinRate = messageRateLimit(socket);
+      socket.on('message', (raw: Buffer) => withinRate() && gate.run(() => {
         // Each step catches its own failure: a rejected step would be an unhandled rejection (the process would exit).
         queue = queue.then(() => answer(raw)).catch((err) => {
           req.log.warn({ err }, 'sheet socket message failed');

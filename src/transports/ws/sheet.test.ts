@@ -115,7 +115,13 @@ describe('GET /v1/sheet/ws', () => {
     c1.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'A1', value: 2 }));
     c1.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'A2', formula: '=A1*21' }));
     await until(() => c2.msgs.filter((m) => m.type === 'cell').length === 2);
-    expect(c2.msgs.at(-1)).toMatchObject({ type: 'cell', cell: 'A2', data: { f: '=A1*21' }, display: { A1: 2, A2: 42 } });
+    expect(c2.msgs.at(-1)).toMatchObject({ type: 'cell', cell: 'A2', data: { f: '=A1*21' }, display: { A2: 42 } });
+    // The display of a cell message is what the edit changed: A1's new value and the formula reading it.
+    c1.ws.send(JSON.stringify({ type: 'set', id: 10, sheet: 0, cell: 'A1', value: 3 }));
+    await until(() => c2.msgs.filter((m) => m.type === 'cell').length === 3);
+    expect(c2.msgs.at(-1)).toEqual({ type: 'cell', sheet: 0, cell: 'A1', data: { v: 3 }, display: { A1: 3, A2: 63 }, by: a.userId });
+    c1.ws.send(JSON.stringify({ type: 'set', id: 11, sheet: 0, cell: 'A1', value: 2 }));
+    await until(() => c2.msgs.filter((m) => m.type === 'cell').length === 4);
     expect(c1.msgs.some((m) => m.type === 'ack' && m.id === 2)).toBe(true);
     c1.ws.send(JSON.stringify({ type: 'set', id: 3, sheet: 9, cell: 'A1', value: 1 }));
     c1.ws.send('nope');
@@ -174,6 +180,55 @@ describe('GET /v1/sheet/ws', () => {
     expect(stored.sheets[0].cells).toEqual({ D5: { v: 1e308 } });
     c.ws.close();
   });
+
+  it('an edit sends every socket only the displayed values it changed, not the whole sheet', async () => {
+    // 300 formulas showing a 32,000-character text: each edit of C1 sent all of them, 9.6 MB per socket per edit.
+    const cells: Record<string, unknown> = { A1: { v: 'x'.repeat(32_000) } };
+    for (let r = 1; r <= 300; r++) cells[`B${r}`] = { f: '=A1' };
+    const id = await newSheet('Amplified');
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify({ sheets: [{ name: 'S', cells }] }) } })).statusCode).toBe(200);
+    const reader = await open(a.token, id);
+    const raw: number[] = [];
+    reader.ws.on('message', (d) => raw.push(String(d).length));
+    const editor = await open(a.token, id);
+    await until(() => reader.msgs.length === 1 && editor.msgs.length === 1);
+    editor.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'C1', value: 1 }));
+    editor.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'A1', value: 'short' }));
+    await until(() => reader.msgs.filter((m) => m.type === 'cell').length === 2);
+    const [c1, a1] = reader.msgs.filter((m) => m.type === 'cell');
+    expect(c1).toEqual({ type: 'cell', sheet: 0, cell: 'C1', data: { v: 1 }, display: { C1: 1 }, by: a.userId });
+    expect(raw[1]).toBeLessThan(200);
+    // An edit read by formulas brings them too: A1 and its 300 readers.
+    expect(a1.display).toEqual(Object.fromEntries([['A1', 'short'], ...Array.from({ length: 300 }, (_, i) => [`B${i + 1}`, 'short'])]));
+    reader.ws.close(); editor.ws.close();
+  });
+
+  it('a socket sending past the message rate (50 a second, bursts of 100) is closed with 1008', async () => {
+    const c = await open(a.token, await newSheet('Chatty'));
+    await until(() => c.msgs.length === 1);
+    const closed = new Promise<[number, string]>((resolve) => c.ws.on('close', (code, reason) => resolve([code, String(reason)])));
+    for (let i = 0; i < 400; i++) c.ws.send(JSON.stringify({ type: 'ping', id: i }));
+    expect(await closed).toEqual([1008, 'too many messages']);
+    // Not all answered: the socket closed (what the burst allowed and was not yet answered is not answered either).
+    expect(c.msgs.filter((m) => m.type === 'pong').length).toBeLessThan(400);
+  });
+
+  it('a socket that does not read is closed with 1013 once more than 8 MiB wait for it, not buffered without end', async () => {
+    const id = await newSheet('Slow reader');
+    const c = await open(a.token, id);
+    await until(() => c.msgs.length === 1);
+    const closed = new Promise<[number, string]>((resolve) => c.ws.on('close', (code, reason) => resolve([code, String(reason)])));
+    (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    // Each REST write sends the socket a snapshot of 2 MB: 20 of them are 40 MB, past the kernel's buffers and the bound.
+    for (let i = 0; i < 20; i++) {
+      const content = JSON.stringify({ sheets: [{ name: 'S', cells: { A1: { v: `${i}`.padEnd(2_000_000, 'y') } } }] });
+      expect((await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content } })).statusCode).toBe(200);
+    }
+    (c.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect(await closed).toEqual([1013, 'too slow: messages sent were not read']);
+    // What it was sent before the close: not every snapshot.
+    expect(c.msgs.filter((m) => m.type === 'snapshot').length).toBeLessThan(21);
+  }, 60_000);
 
   it('a cell text or formula the content policy refuses is an error and nothing is written', async () => {
     const c = await open(a.token);
