@@ -15,8 +15,8 @@ import { documentContent, documentKind } from './documents.repo.js';
 import * as repo from './collab.repo.js';
 import { collabChannel, syncUpdateMessage } from './collab-messages.js';
 
-function isValidDeck(content: string): boolean {
-  try { validateDeck(content); return true; } catch { return false; }
+function isValidDeck(content: string, maxDepth: number): boolean {
+  try { validateDeck(content, maxDepth); return true; } catch { return false; }
 }
 
 /** The shared text of a collaborative document: clients edit `doc.getText('content')`. */
@@ -168,7 +168,7 @@ export async function saveContent(platform: Platform, orgId: string, documentId:
   const content = text.replace(/\u0000/g, '\uFFFD');
   // A deck's REST content is always a valid deck (as a PUT would check it): edits merged character-wise can leave
   // the JSON broken for a while, and then the last valid content stays until the collaborative text is valid again.
-  const deckValid = isValidDeck(content);
+  const deckValid = isValidDeck(content, platform.config.jsonMaxDepth);
   // The safety gate of a PUT: text the content policy refuses is not written to `content` (nor indexed or synced);
   // the last accepted content stays until the collaborative text passes again.
   const verdict = await documentsDeps(platform).moderation.check([content]);

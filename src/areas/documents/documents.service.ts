@@ -153,8 +153,8 @@ export async function createDocument(ctx: ServiceContext, input: CreateDocumentI
   assertMetadataSize(input.metadata);
   rejectNulFields(input);
   await moderate(ctx, [input.title, input.content, ...(input.tags ?? []), ...textsIn(input.metadata)]);
-  if (input.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
-  if (input.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
+  if (input.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content, ctx.platform.config.jsonMaxDepth);
+  if (input.kind === 'deck' && input.content !== undefined) validateDeck(input.content, ctx.platform.config.jsonMaxDepth);
   const id = uuidv7();
   const row = await ctx.platform.db.tenantTx(p.orgId, async (sql) => {
     await checkRefs(sql, p.orgId, input.project_id, input.parent_id);
@@ -322,8 +322,8 @@ export async function updateDocument(ctx: ServiceContext, input: UpdateDocumentI
     const before = await repo.getDocument(sql, p.orgId, input.id, { forUpdate: true });
     if (!before) throw notFound('Document');
     // Sheets and decks hold a JSON model (docs/documents.md); content that is not one is refused, nothing is written.
-    if (before.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content);
-    if (before.kind === 'deck' && input.content !== undefined) validateDeck(input.content);
+    if (before.kind === 'sheet' && input.content !== undefined) validateWorkbook(input.content, ctx.platform.config.jsonMaxDepth);
+    if (before.kind === 'deck' && input.content !== undefined) validateDeck(input.content, ctx.platform.config.jsonMaxDepth);
     if (before.kind !== 'document' && input.content_type !== undefined) throw validation(`The content type of a ${before.kind} cannot change`, { field: 'content_type' });
     // A document keeps the project it has even once that project is deleted (soft: it can come back); only a move
     // to another project needs one that is not deleted. A client writing back what it read gets no 404.

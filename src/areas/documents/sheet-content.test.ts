@@ -310,6 +310,29 @@ describe('deck content', () => {
   });
 });
 
+describe('nesting of sheet and deck content', () => {
+  it('content nested deeper than JSON_MAX_DEPTH is 400 VALIDATION_ERROR (TOO_DEEP), not a 500 of a stack overflow; 32 levels are taken', async () => {
+    const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    const sheet = (await create(a, 'sheets', { name: 'Deep sheet' })).json().data.document.id;
+    const deck = (await create(a, 'slides', { name: 'Deep deck' })).json().data.document.id;
+    const sheetWith = (extra: string) => `{"sheets":[{"name":"S","cells":{"A1":{"v":"x"}},"extra":${extra}}]}`;
+    const deckWith = (notes: string) => `{"slides":[{"id":"s1","title":"t","body":"b","notes":${notes}}]}`;
+    const before = [await storedContent(sheet), await storedContent(deck)];
+    // 6,000 levels overflowed the stack of the storable-text walk (500 INTERNAL_ERROR); 33 is one past the bound.
+    for (const n of [6000, 100_000, 30]) {
+      for (const [id, content] of [[sheet, sheetWith(nest(n))], [deck, deckWith(nest(n))]]) {
+        const e = errorOf(await putContent(id, content), 400, 'VALIDATION_ERROR');
+        expect(e.details).toEqual({ field: 'content', reason: 'TOO_DEEP', limit: 32 });
+        expect(e.message).toBe('Field "content" nests JSON deeper than 32 levels');
+      }
+    }
+    expect([await storedContent(sheet), await storedContent(deck)]).toEqual(before);
+    // {"sheets":[{"extra": ...}]} is 3 levels, {"slides":[{"notes": ...}]} too: 29 more make 32.
+    expect((await putContent(sheet, sheetWith(nest(29)))).statusCode).toBe(200);
+    expect((await putContent(deck, deckWith(nest(29)))).statusCode).toBe(200);
+  });
+});
+
 describe('export filename', () => {
   it('bidi and other format controls in filename are replaced like the other unsafe characters', async () => {
     const id = (await create(a, 'sheets', { name: 'Bidi' })).json().data.document.id;

@@ -1,5 +1,6 @@
 import { validation } from '../../core/errors.js';
 import { assertStorableText, charLength } from '../../core/text.js';
+import { jsonDepthExceeds } from '../../core/http/json-parser.js';
 
 /**
  * Spreadsheet content, stored as JSON in the document's `content`:
@@ -48,8 +49,19 @@ export const cellRef = (col: number, row: number): string => `${colName(col)}${r
  */
 const assertStorableModel = (model: unknown): void => assertStorableText(model, { nul: true, within: 'content' });
 
-/** Sheet content as written by a client (REST PUT): the model parseWorkbook checks, and only storable text. */
-export function validateWorkbook(content: string): Workbook {
+/**
+ * Refuses model text nested deeper than `maxDepth` (JSON_MAX_DEPTH, the bound of HTTP bodies, checked the same way)
+ * before it is parsed: the model is a string inside the body, so the body's bound never saw its nesting, and the
+ * walks of a parsed model (assertStorableModel) recurse: 6,000 levels overflowed the stack, a 500. 400
+ * VALIDATION_ERROR, field `content`, reason TOO_DEEP, `limit` the depth.
+ */
+function assertModelDepth(content: string, maxDepth: number): void {
+  if (jsonDepthExceeds(content, maxDepth)) throw validation(`Field "content" nests JSON deeper than ${maxDepth} levels`, { field: 'content', reason: 'TOO_DEEP', limit: maxDepth });
+}
+
+/** Sheet content as written by a client (REST PUT): the model parseWorkbook checks, nested at most `maxDepth` deep, and only storable text. */
+export function validateWorkbook(content: string, maxDepth: number): Workbook {
+  assertModelDepth(content, maxDepth);
   const wb = parseWorkbook(content);
   assertStorableModel(wb);
   return wb;
@@ -85,9 +97,10 @@ export const MAX_SLIDE_TITLE = 500;
 /**
  * Checks deck content a client writes (REST PUT of a deck): JSON, an object with 1-MAX_SLIDES slides, each an object
  * with a unique `id` of 1-100 characters, a `title` of at most 500 characters and a `body` text (bounded by the
- * document content limit only), and only storable text. A VALIDATION_ERROR (field `content`) names what is wrong.
+ * document content limit only), nested at most `maxDepth` deep, and only storable text. A VALIDATION_ERROR (field `content`) names what is wrong.
  */
-export function validateDeck(content: string): Deck {
+export function validateDeck(content: string, maxDepth: number): Deck {
+  assertModelDepth(content, maxDepth);
   let deck: unknown;
   try { deck = JSON.parse(content); } catch { throw validation('Deck content must be JSON', { field: 'content' }); }
   if (!deck || typeof deck !== 'object' || Array.isArray(deck)) throw validation('Deck content must be an object {"slides":[...]}', { field: 'content' });
