@@ -213,7 +213,7 @@ describe('GET /v1/sheet/ws', () => {
     expect(c.msgs.filter((m) => m.type === 'pong').length).toBeLessThan(400);
   });
 
-  it('a socket that does not read is closed with 1013 once more than 8 MiB wait for it, not buffered without end', async () => {
+  it('a socket that does not read is closed with 1013 once more than 8 MiB (beyond its largest message) wait for it, not buffered without end', async () => {
     const id = await newSheet('Slow reader');
     const c = await open(a.token, id);
     await until(() => c.msgs.length === 1);

@@ -14,12 +14,25 @@ describe('sendBounded', () => {
     const ws = fakeSocket(MAX_BUFFERED_BYTES);
     expect(sendBounded(ws, 'a')).toBe(true);
     expect(ws.send).toHaveBeenCalledWith('a');
-    ws.bufferedAmount = MAX_BUFFERED_BYTES + 1;
-    expect(sendBounded(ws, 'b')).toBe(false);
-    expect(ws.close).toHaveBeenCalledWith(1013, 'too slow: messages sent were not read');
+    ws.bufferedAmount = MAX_BUFFERED_BYTES + 1; // + the largest message sent, 1 byte
+    expect(sendBounded(ws, 'b')).toBe(true);
+    ws.bufferedAmount = MAX_BUFFERED_BYTES + 2;
     expect(sendBounded(ws, 'c')).toBe(false);
-    expect(ws.send).toHaveBeenCalledTimes(1);
+    expect(ws.close).toHaveBeenCalledWith(1013, 'too slow: messages sent were not read');
+    expect(sendBounded(ws, 'd')).toBe(false);
+    expect(ws.send).toHaveBeenCalledTimes(2);
     expect(ws.close).toHaveBeenCalledTimes(1);
+  });
+
+  it('one large message waiting alone is not slowness: the bound is beyond the largest message the socket was sent', () => {
+    const ws = fakeSocket(0);
+    const snapshot = 'x'.repeat(20 * 1024 * 1024);
+    expect(sendBounded(ws, snapshot)).toBe(true);
+    ws.bufferedAmount = snapshot.length; // not read yet
+    expect(sendBounded(ws, '{"type":"pong"}')).toBe(true);
+    ws.bufferedAmount = snapshot.length + MAX_BUFFERED_BYTES + 1;
+    expect(sendBounded(ws, '{"type":"pong"}')).toBe(false);
+    expect(ws.close).toHaveBeenCalledWith(1013, 'too slow: messages sent were not read');
   });
 });
 
