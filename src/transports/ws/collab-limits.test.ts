@@ -10,7 +10,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as encoding from 'lib0/encoding';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
-import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES, MAX_UNREAD_BYTES } from './collab-limits.js';
+import { COLLAB_MESSAGE_BURST, EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -243,7 +243,7 @@ describe('what a socket may make the server hold for it', () => {
     ok.provider.destroy();
   });
 
-  it('a socket that does not read is closed (1008) once over 32 MiB wait for it, not sent more', async () => {
+  it('a socket that does not read is closed (1013) once more than 8 MiB beyond its largest message wait for it, not sent more', async () => {
     const MIB = 1024 * 1024;
     const id = await newDoc('x'.repeat(6 * MIB));
     const watcher = await client(id);
@@ -269,10 +269,26 @@ describe('what a socket may make the server hold for it', () => {
       check();
       void slow.closed.then((c) => resolve(`closed ${c.code} ${c.reason}`));
     });
-    expect(outcome).toBe(`closed 1008 over ${MAX_UNREAD_BYTES} bytes unread`);
+    expect(outcome).toBe('closed 1013 too slow: messages sent were not read');
     expect(slow.got.filter(isStep2).length).toBeLessThan(asks);
     // The watcher was not affected.
     expect(watcher.provider.wsconnected).toBe(true);
     watcher.provider.destroy();
   }, 60_000);
+});
+
+describe('message rate', () => {
+  it(`a socket sending more than ${COLLAB_MESSAGE_BURST} messages at once is closed (1008 "too many messages"); other sockets are not`, async () => {
+    const id = await newDoc('rate');
+    const watcher = await client(id);
+    const flood = await raw(id, 'read');
+    for (let i = 0; i < COLLAB_MESSAGE_BURST + 50; i++) flood.ws.send(QUERY_AWARENESS);
+    expect(await flood.closed).toEqual({ code: 1008, reason: 'too many messages' });
+    expect(watcher.provider.wsconnected).toBe(true);
+    // A burst within the bound keeps its socket.
+    const calm = await raw(id, 'read');
+    for (let i = 0; i < 50; i++) calm.ws.send(QUERY_AWARENESS);
+    expect(await probe(calm)).toBe('open');
+    watcher.provider.destroy();
+  });
 });

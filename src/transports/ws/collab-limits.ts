@@ -11,13 +11,12 @@ const MIB = 1024 * 1024;
 /** The largest frame a socket may send (the WebSocket server's maxPayload; larger ones close it with 1009). */
 export const MAX_FRAME_BYTES = 16 * MIB;
 /**
- * A socket with more than this waiting unsent (its peer does not read, or reads slower than the room changes) is
- * closed instead of being sent more. A message is always sent to a socket below it, so a socket's backlog is at
- * most this plus one message. It is above a whole document state (yjs-rooms.ts MAX_STATE_BYTES, 30 MiB, which a
- * client receives in one message when it connects) so that the messages following that one do not close a client
- * that reads.
+ * Messages a socket may send per second on average, and in one burst (message-rate.ts; past them it is closed 1008).
+ * Above the sheet socket's: a stock client sends an update per edit and an awareness change per cursor move, and a
+ * script may apply many small edits in a row.
  */
-export const MAX_UNREAD_BYTES = 32 * MIB;
+export const COLLAB_MESSAGES_PER_SECOND = 200;
+export const COLLAB_MESSAGE_BURST = 400;
 /** Frames a socket may send while its room loads (they wait for it), at most this many and this many bytes. */
 export const EARLY_MAX_FRAMES = 64;
 export const EARLY_MAX_BYTES = MAX_FRAME_BYTES;

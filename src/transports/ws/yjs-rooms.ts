@@ -14,10 +14,12 @@ import {
   awarenessMessage, collabChannel, documentDeletedMessage, syncStep1Message, syncStep2Message, syncUpdateMessage,
 } from '../../areas/documents/collab-messages.js';
 import {
-  LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES, MAX_UNREAD_BYTES,
+  COLLAB_MESSAGE_BURST, COLLAB_MESSAGES_PER_SECOND, LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES,
   QUERY_AWARENESS_INTERVAL_MS,
   readAwarenessUpdate, type AwarenessEntry,
 } from './collab-limits.js';
+import { sendBounded } from './send-bounded.js';
+import { messageRateLimit } from './message-rate.js';
 
 const SAVE_DEBOUNCE_MS = 300;
 /** The origin of changes heard from another node: relayed to this node's sockets, neither stored nor published again. */
@@ -262,7 +264,10 @@ export class Room {
   join(ws: WebSocket, session: collab.CollabSession, gate: CredentialGate): void {
     this.conns.set(ws, { session, clientIds: new Set(), lastQueryAt: 0 });
     ws.binaryType = 'arraybuffer';
+    // Past the rate the socket is closed (1008); its client reconnects and syncs what the room lacks, so nothing is lost.
+    const withinRate = messageRateLimit(ws, COLLAB_MESSAGES_PER_SECOND, COLLAB_MESSAGE_BURST);
     ws.on('message', (data: ArrayBuffer | Buffer) => {
+      if (!withinRate()) return;
       const bytes = new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
       gate.run(() => {
         try { this.onMessage(ws, bytes); } catch (err) {
@@ -482,14 +487,13 @@ function hasMore(a: Map<number, number>, b: Map<number, number>): boolean {
 }
 
 /**
- * Sends a message to a socket, unless more than MAX_UNREAD_BYTES wait unsent to it already (its peer does not read,
- * or reads slower than the room changes): that socket is closed instead (1008), so that what a room sends cannot
- * pile up in the server's memory. Its client reconnects and syncs.
+ * Sends a message to a socket unless its peer is far behind (it does not read, or reads slower than the room changes):
+ * that socket is closed instead (1013, send-bounded.ts), so that what a room sends cannot pile up in the server's
+ * memory. Its client reconnects and syncs. The bound counts beyond the largest message the socket was sent (a whole
+ * document state, up to 30 MiB, comes in one message when a client connects).
  */
 function send(ws: WebSocket, msg: Uint8Array): void {
-  if (ws.readyState !== 1) return;
-  if (ws.bufferedAmount > MAX_UNREAD_BYTES) { ws.close(LIMIT_CLOSE, `over ${MAX_UNREAD_BYTES} bytes unread`); return; }
-  ws.send(msg, (err) => { if (err) ws.close(); });
+  sendBounded(ws, msg);
 }
 
 /** How long a client refused for too many open rooms is asked to wait (rooms close when their last socket leaves). */
