@@ -23,6 +23,26 @@ const putContent = (id: string, content: unknown) =>
   t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: typeof content === 'string' ? content : JSON.stringify(content) } });
 const storedContent = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content as string;
 
+describe('a workbook holds at most 200,000 cells', () => {
+  it('a PUT past it is 400 TOO_MANY_CELLS and nothing is written; a socket edit adding a cell past it is refused, editing or clearing one is not', async () => {
+    const id = (await create(a, 'sheets', { name: 'Cell bound' })).json().data.document.id;
+    const column = (n: number, col = 'A') => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${col}${i + 1}`, { v: i }]));
+    const before = await storedContent(id);
+    const over = { sheets: [{ name: 'One', cells: column(150_000) }, { name: 'Two', cells: column(50_001) }] };
+    const e = errorOf(await putContent(id, over), 400, 'VALIDATION_ERROR');
+    expect([e.message, e.details]).toEqual(['Field "content" holds 200001 cells; a workbook holds at most 200000', { field: 'content', reason: 'TOO_MANY_CELLS', limit: 200_000 }]);
+    expect(await storedContent(id)).toBe(before);
+    expect((await putContent(id, { sheets: [{ name: 'One', cells: column(150_000) }, { name: 'Two', cells: column(50_000) }] })).statusCode).toBe(200);
+    const s = await openSheetSession(t.platform, a.token, id);
+    await expect(editCell(t.platform, s, { sheet: 1, cell: 'B1', value: 'new' })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR', message: 'The workbook holds 200000 cells, its most: clear cells before adding B1', details: { field: 'cell', reason: 'TOO_MANY_CELLS', limit: 200_000 },
+    });
+    expect((await editCell(t.platform, s, { sheet: 1, cell: 'A1', value: 'edited' })).data).toEqual({ v: 'edited' });
+    expect((await editCell(t.platform, s, { sheet: 1, cell: 'A2' })).data).toBeNull();
+    expect((await editCell(t.platform, s, { sheet: 1, cell: 'B1', value: 'now fits' })).data).toEqual({ v: 'now fits' });
+  }, 60_000);
+});
+
 describe('text a sheet cannot store (NUL, unpaired surrogates)', () => {
   it('a socket edit whose value or formula holds NUL or an unpaired surrogate is refused with VALIDATION_ERROR and nothing is stored', async () => {
     const id = (await create(a, 'sheets', { name: 'Socket NUL' })).json().data.document.id;

@@ -6,7 +6,7 @@ import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB, assertContentSize, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
-import { evaluateWorkbook, parseRef, parseWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { MAX_WORKBOOK_CELLS, evaluateWorkbook, parseRef, parseWorkbook, workbookCells, type CellValue, type Workbook } from './sheet-model.js';
 import { unstorableNumberProblem, unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { principalFromQueryToken } from '../../core/auth/query-session.js';
@@ -59,6 +59,12 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
     const wb = parseWorkbook(content);
     const sheet = wb.sheets[e.sheet];
     if (!sheet) throw validation(`Sheet ${e.sheet} does not exist`, { field: 'sheet' });
+    // A new cell past the workbook's bound is refused; editing or clearing one is always allowed (and a workbook
+    // stored before the bound can shrink).
+    const adds = (e.formula || (e.value !== undefined && e.value !== null && e.value !== '')) && !Object.hasOwn(sheet.cells, e.cell);
+    if (adds && workbookCells(wb) >= MAX_WORKBOOK_CELLS) {
+      throw validation(`The workbook holds ${MAX_WORKBOOK_CELLS} cells, its most: clear cells before adding ${e.cell}`, { field: 'cell', reason: 'TOO_MANY_CELLS', limit: MAX_WORKBOOK_CELLS });
+    }
     const before = formulaValues(wb);
     if (e.formula) sheet.cells[e.cell] = { f: e.formula };
     else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };

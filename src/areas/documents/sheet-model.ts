@@ -1,6 +1,6 @@
 import { validation } from '../../core/errors.js';
 import { assertStorableText, charLength } from '../../core/text.js';
-import { jsonDepthExceeds } from '../../core/http/json-parser.js';
+import { jsonDepthExceeds, mayHoldUnstorable } from '../../core/http/json-parser.js';
 
 /**
  * Spreadsheet content, stored as JSON in the document's `content`:
@@ -47,7 +47,10 @@ export const cellRef = (col: number, row: number): string => `${colName(col)}${r
  * may carry them escaped (`\u0000`), which text storage would take, but the REST API refuses them everywhere else and
  * exports could not write them. 400 VALIDATION_ERROR, reason UNSTORABLE_CHARACTER, field `content`, `path` inside it.
  */
-const assertStorableModel = (model: unknown): void => assertStorableText(model, { nul: true, within: 'content' });
+const assertStorableModel = (content: string, model: unknown): void => {
+  // Walked only when its text may hold one (mayHoldUnstorable): the walk of a 10 MB model costs about a second.
+  if (mayHoldUnstorable(content)) assertStorableText(model, { nul: true, within: 'content' });
+};
 
 /**
  * Refuses model text nested deeper than `maxDepth` (JSON_MAX_DEPTH, the bound of HTTP bodies, checked the same way)
@@ -59,11 +62,28 @@ function assertModelDepth(content: string, maxDepth: number): void {
   if (jsonDepthExceeds(content, maxDepth)) throw validation(`Field "content" nests JSON deeper than ${maxDepth} levels`, { field: 'content', reason: 'TOO_DEEP', limit: maxDepth });
 }
 
-/** Sheet content as written by a client (REST PUT): the model parseWorkbook checks, nested at most `maxDepth` deep, and only storable text. */
+/**
+ * Most cells a workbook may hold (all its sheets, formulas and values), written through REST or the sheet socket.
+ * Every read of a sheet parses its whole model on the event loop (an edit, a snapshot, an export): 500,000 cells
+ * (10 MB) took over a second each, 200,000 about a third of that. The xlsx export's bound is the same, so any
+ * workbook written since fits it; one stored before the bound is still read, exported and shrunk.
+ */
+export const MAX_WORKBOOK_CELLS = 200_000;
+
+export const workbookCells = (wb: Workbook): number => wb.sheets.reduce((n, s) => n + Object.keys(s.cells).length, 0);
+
+/**
+ * Sheet content as written by a client (REST PUT): the model parseWorkbook checks, nested at most `maxDepth` deep,
+ * at most MAX_WORKBOOK_CELLS cells, and only storable text.
+ */
 export function validateWorkbook(content: string, maxDepth: number): Workbook {
   assertModelDepth(content, maxDepth);
   const wb = parseWorkbook(content);
-  assertStorableModel(wb);
+  const cells = workbookCells(wb);
+  if (cells > MAX_WORKBOOK_CELLS) {
+    throw validation(`Field "content" holds ${cells} cells; a workbook holds at most ${MAX_WORKBOOK_CELLS}`, { field: 'content', reason: 'TOO_MANY_CELLS', limit: MAX_WORKBOOK_CELLS });
+  }
+  assertStorableModel(content, wb);
   return wb;
 }
 
@@ -116,7 +136,7 @@ export function validateDeck(content: string, maxDepth: number): Deck {
     if (typeof title !== 'string' || charLength(title) > MAX_SLIDE_TITLE) throw validation(`Slide ${i} needs a "title" of at most ${MAX_SLIDE_TITLE} characters`, { field: 'content' });
     if (typeof body !== 'string') throw validation(`Slide ${i} needs a "body" text`, { field: 'content' });
   });
-  assertStorableModel(deck);
+  assertStorableModel(content, deck);
   return deck as Deck;
 }
 

@@ -12,7 +12,7 @@ import { charLength, nonBlankText, safeFilename } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import * as repo from './documents.repo.js';
 import { INDEX_JOB, docAccess, moderate, rejectNul, toDocument } from './documents.service.js';
-import { DECK_CONTENT_TYPE, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluateWorkbook, formulaWithoutFirstRow, gridSize, isSheetFormula, parseRef, parseWorkbook, sheetRows, xlsxFormula, type Cell, type CellValue, type Workbook } from './sheet-model.js';
+import { DECK_CONTENT_TYPE, MAX_WORKBOOK_CELLS, SHEET_CONTENT_TYPE, emptyDeck, emptyWorkbook, evaluateWorkbook, formulaWithoutFirstRow, gridSize, isSheetFormula, parseRef, parseWorkbook, sheetRows, xlsxFormula, type Cell, type CellValue, type Workbook } from './sheet-model.js';
 
 export type GridKind = 'sheet' | 'deck';
 
@@ -61,11 +61,11 @@ export interface ExportInput {
  */
 export const MAX_EXPORT_CELLS = 500_000;
 /**
- * Most cells (used ones, of all the sheets exported) an xlsx export writes. Streamed, 500,000 cells took ~3.3 s and
- * ~180 MB, with the event loop held up to ~1.5 s (reading the 10 MB model, recalculating, ordering the cells); 200,000
- * take ~1.4 s, ~0.6 s at most at once.
+ * Most cells (used ones, of all the sheets exported) an xlsx export writes: a workbook's bound, so only one stored
+ * before that bound can pass it. Streamed, 500,000 cells took ~3.3 s and ~180 MB, with the event loop held up to
+ * ~1.5 s (reading the 10 MB model, recalculating, ordering the cells); 200,000 take ~1.4 s, ~0.6 s at most at once.
  */
-export const MAX_XLSX_EXPORT_CELLS = 200_000;
+export const MAX_XLSX_EXPORT_CELLS = MAX_WORKBOOK_CELLS;
 const EXPORT_PARAMS = ['format', 'sheet_id', 'header_row', 'value_mode', 'filename'] as const;
 
 export const EXPORT_MEDIA_TYPES = { xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', csv: 'text/csv; charset=utf-8', tsv: 'text/tab-separated-values; charset=utf-8' } as const;

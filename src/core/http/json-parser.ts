@@ -21,6 +21,15 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/**
+ * Whether JSON text may parse to a value assertStorableText refuses: a lone surrogate can only come from a
+ * \uD800-\uDFFF escape, a NUL from \u0000 (JSON has no raw control characters in strings), Infinity from a number
+ * past the double range. Only such texts need their parsed value walked (a walk of megabytes costs a second).
+ */
+export function mayHoldUnstorable(text: string): boolean {
+  return NUL_ESCAPE.test(text) || LONE_SURROGATE_ESCAPE.test(text) || HUGE_NUMBER.test(text);
+}
+
 type ParserDone = (err: Error | null, body?: unknown) => void;
 
 /** A \\u escape of a UTF-16 surrogate (D800-DFFF): the only way a JSON text can carry an unpaired one. */
@@ -98,9 +107,8 @@ export function jsonBodyParser(maxDepth: number, opts: { notStored?: boolean } =
     // A lone surrogate can only come from a \uD800-\uDFFF escape and a NUL from \u0000 (JSON has no raw control
     // characters in strings), so only such bodies are walked: the refusal names the field, which the database's
     // refusal of the write could not.
-    const nul = NUL_ESCAPE.test(text);
-    if (!opts.notStored && (nul || LONE_SURROGATE_ESCAPE.test(text) || HUGE_NUMBER.test(text))) {
-      try { assertStorableText(value, { nul }); } catch (err) { return done(err as Error, undefined); }
+    if (!opts.notStored && mayHoldUnstorable(text)) {
+      try { assertStorableText(value, { nul: true }); } catch (err) { return done(err as Error, undefined); }
     }
     done(null, value);
   };
