@@ -149,9 +149,10 @@ describe('Redis fan-out (REDIS_URL)', () => {
       await new Promise((r) => setTimeout(r, 10));
       const heard: number[][] = [];
       a.subscribe('doc-6', { message: (m) => heard.push([...m]), resync() {} });
-      await until(() => srv.channels().includes('platform:fanout:doc-6'));
+      // Both clients reconnect with a backoff (up to 2 s a try): on a busy machine that can take several tries.
+      await until(() => srv.channels().includes('platform:fanout:doc-6'), 20_000);
       b.publish('doc-6', Uint8Array.of(6));
-      await until(() => heard.length === 1);
+      await until(() => heard.length === 1, 20_000);
       expect(heard).toEqual([[6]]);
     } finally { await a.close(); await b.close(); }
   });
