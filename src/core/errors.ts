@@ -54,13 +54,18 @@ export class AppError extends Error {
   readonly details?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, opts?: { status?: number; headers?: Record<string, string> }) {
+  /**
+   * `cause`: why a dependency failed (a store's error code, a network error), for the operator's log line only: an
+   * enumerable property, so the error handler's log line carries it; the client's answer never does.
+   */
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, opts?: { status?: number; headers?: Record<string, string>; cause?: unknown }) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.status = opts?.status ?? ERROR_STATUS[code];
     this.details = details;
     this.headers = opts?.headers;
+    if (opts?.cause !== undefined) this.cause = opts.cause;
   }
 }
 

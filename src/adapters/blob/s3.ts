@@ -20,12 +20,8 @@ const UPLOAD_BYTES_PER_SECOND = 256 * 1024;
  */
 export interface S3Cause { method: string; status?: number; code: string }
 
-/**
- * Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry. The cause
- * is an enumerable property, so the error handler's log line carries it; the client's answer does not.
- */
-const unavailable = (what: string, cause: S3Cause) =>
-  Object.assign(new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`), { cause });
+/** Any failure of the store is 503 (spec 7: a dependency unavailable), never a 500, and says what to retry; the cause goes to the log. */
+const unavailable = (what: string, cause: S3Cause) => new AppError('SERVICE_UNAVAILABLE', `The file store ${what}; retry later`, undefined, { cause });
 
 /** Most bytes of an error answer read for its code: S3's are a few hundred; a proxy's error page needs no more. */
 const ERROR_BODY_BYTES = 8 * 1024;

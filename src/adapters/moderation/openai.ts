@@ -14,8 +14,7 @@ import type { ModerationPort, ModerationVerdict } from './port.js';
  */
 export interface ModerationCause { status?: number; code: string }
 
-const unavailable = (what: string, cause: ModerationCause) =>
-  Object.assign(new AppError('SERVICE_UNAVAILABLE', `The moderation service ${what}; retry later`), { cause });
+const unavailable = (what: string, cause: ModerationCause) => new AppError('SERVICE_UNAVAILABLE', `The moderation service ${what}; retry later`, undefined, { cause });
 
 /** The provider's error code from an OpenAI-style error body (`{"error": {"code": ..., "type": ...}}`), else HTTP_<status>. */
 async function providerErrorCode(res: Response): Promise<string> {

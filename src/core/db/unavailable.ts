@@ -49,8 +49,6 @@ export function databaseUnavailableCause(err: unknown, depth = 0): string | null
 
 /** The answer to a request the database cannot serve now: 503 with Retry-After; the cause goes to the log only. */
 export function databaseUnavailable(cause: string): AppError {
-  const err = new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { reason: 'DATABASE_UNAVAILABLE' },
-    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } });
-  err.cause = cause;
-  return err;
+  return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', { reason: 'DATABASE_UNAVAILABLE' },
+    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) }, cause });
 }
