@@ -8,6 +8,7 @@ import passwordResetRoutes from './password-reset.routes.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
 import { RETENTION_EVERY_MS } from '../../core/retention.js';
 import { purgeAccounts } from './retention.js';
+import { registerInvitationMail } from './invitation-mail.js';
 
 /** Accounts and tenancy (design: accounts-and-tenancy.md). */
 export default async function accountsArea(app: FastifyInstance) {
@@ -18,6 +19,7 @@ export default async function accountsArea(app: FastifyInstance) {
   await app.register(organizationRoutes);
   await app.register(apiKeyRoutes);
   await app.register(adminRoutes);
+  registerInvitationMail(app.platform);
   app.platform.jobs.every('accounts.retention', RETENTION_EVERY_MS, async () => { await purgeAccounts(app.platform.db.sys); });
   app.addHook('onClose', async () => { platformMailer(app.platform).close(); });
 }

@@ -8,7 +8,7 @@ import { audit } from '../../core/audit.js';
 import { assertSlug, slugify } from '../../core/slugs.js';
 import { hashPassword } from '../../core/crypto.js';
 import { assertPassword } from './passwords.js';
-import { issuePasswordToken, sendInvitation, type IssuedToken } from './password-reset.service.js';
+import { queueInvitationMail } from './invitation-mail.js';
 import { accountsRepo, orgView, type OrgRow } from './accounts.repo.js';
 import { membersRepo, type MemberRow } from './members.repo.js';
 import { apiKeysRepo } from './api-keys.repo.js';
@@ -156,7 +156,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
     passwordHash = await hashPassword(opts.password);
   }
   const mailer = platformMailer(ctx.platform);
-  let added: { member: MemberRow; orgName: string; invite: IssuedToken | null };
+  let added: { member: MemberRow; invited: boolean };
   try {
     added = await ctx.platform.db.systemTx(async (sql) => {
       const org = await accountsRepo.orgById(sql, orgId);
@@ -180,7 +180,7 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
         // password was set above; the membership stays as it is.
         if (!ctx.principal && passwordHash) {
           await audit(sql, ctx, { orgId, action: 'user.password_set', targetType: 'user', targetId: user.id, details: { by: 'cli' } });
-          return { member: (await membersRepo.member(sql, orgId, user.id))!, orgName: org.name, invite: null };
+          return { member: (await membersRepo.member(sql, orgId, user.id))!, invited: false };
         }
         throw conflict('This user is already a member of the organization', { field: 'email' });
       }
@@ -188,19 +188,18 @@ export async function addMember(ctx: ServiceContext, input: AddMemberInput, opts
       await accountsRepo.insertMembership(sql, orgId, user.id, input.role);
       if (created) await audit(sql, ctx, { orgId, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, invited: !passwordHash } });
       await audit(sql, ctx, { orgId, action: 'member.added', targetType: 'user', targetId: user.id, details: { role: input.role } });
-      // Without e-mail there is no one to hand the token to; the operator's CLI issues one instead.
-      const invite = created && !passwordHash && mailer.configured ? await issuePasswordToken(sql, user.id, 'invite') : null;
-      const member = (await membersRepo.member(sql, orgId, user.id))!;
-      return { member, orgName: org.name, invite };
+      // The invitation e-mail is a job of this transaction (invitation-mail.ts): sent once the member exists, retried
+      // when the relay fails. Without e-mail there is no one to hand a token to; the operator's CLI issues one instead.
+      const invited = created && !passwordHash && mailer.configured;
+      if (invited) await queueInvitationMail(sql, orgId, user.id, ctx.principal?.userId ?? null);
+      return { member: (await membersRepo.member(sql, orgId, user.id))!, invited };
     });
   } catch (err) {
     // Two concurrent invitations of the same new e-mail: the loser sees the usual conflict.
     if (isUniqueViolation(err)) throw conflict('This user is already a member of the organization', { field: 'email' });
     throw err;
   }
-  // After the commit, so no mail invites to a membership that was rolled back; off the request path, so a slow relay
-  // does not hold the caller (a failed send is logged only).
-  if (added.invite) void sendInvitation(ctx, { userId: added.member.user_id, email: added.member.email, orgName: added.orgName }, added.invite);
+  if (added.invited) ctx.platform.jobs.poke();
   return added.member;
 }
 

@@ -11,6 +11,8 @@ export const passwordTokensRepo = {
   byHashForUpdate: (sql: Sql, hash: string) =>
     sql.one<{ user_id: string; purpose: string; expires_at: string; used_at: string | null }>(
       `SELECT user_id, purpose, expires_at, used_at FROM password_tokens WHERE token_hash = $1 FOR UPDATE`, [hash]),
+  /** Deletes one unused token by its hash (one whose e-mail could not be sent). */
+  deleteUnused: (sql: Sql, hash: string) => sql.exec(`DELETE FROM password_tokens WHERE token_hash = $1 AND used_at IS NULL`, [hash]),
   /** Marks every unused token of the user as used; returns how many. */
   spendAllOf: (sql: Sql, userId: string) =>
     sql.exec(`UPDATE password_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [userId]),

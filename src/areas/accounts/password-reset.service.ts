@@ -121,12 +121,14 @@ export async function issueResetTokenFor(ctx: ServiceContext, email: string) {
   return { user_id: user.id, email: user.email, ...token, confirm: CONFIRM_ROUTE };
 }
 
-/** Mails an invitation token to a member created without a password; called after the member's transaction commits. */
-export async function sendInvitation(ctx: ServiceContext, to: { userId: string; email: string; orgName: string }, token: IssuedToken): Promise<void> {
-  const who = ctx.principal ? `${ctx.principal.name} (${ctx.principal.email})` : 'An administrator';
-  await sendLogged(ctx.platform, {
+/**
+ * Mails an invitation token to a member created without a password (the invitation job, invitation-mail.ts, calls
+ * it); a relay failure throws, so the job is retried.
+ */
+export async function sendInvitation(platform: Platform, to: { email: string; orgName: string; from: string }, token: IssuedToken): Promise<void> {
+  await platformMailer(platform).send({
     to: [to.email], subject: `You are invited to ${to.orgName}`,
-    text: `${who} added you to the organization "${to.orgName}" with the account ${to.email}.\n\n${confirmHow(ctx.platform, token, 'for 7 days')}\n\n`
+    text: `${to.from} added you to the organization "${to.orgName}" with the account ${to.email}.\n\n${confirmHow(platform, token, 'for 7 days')}\n\n`
       + `Then sign in with POST /v1/auth/login, your e-mail and that password.\n`,
-  }, 'Invitation', to.userId);
+  });
 }

@@ -173,17 +173,39 @@ describe('invitations', () => {
     expect(sink.messages.filter((m) => m.to.includes(b.email))).toEqual([]);
   });
 
-  it('a failed send is logged and the member is still added', async () => {
+  /** The invitation job of a member (invitation-mail.ts): its status and attempts so far. */
+  const invitationJob = (orgId: string, userId: string) => t.platform.db.sys.one<{ status: string; attempts: number }>(
+    `SELECT status, attempts FROM jobs WHERE org_id = $1 AND kind = 'accounts.invitation_mail' AND payload->>'user_id' = $2`, [orgId, userId]);
+
+  it('a relay failure is retried: the invitation arrives on the next attempt and its token sets the password', async () => {
     const a = await newTenant(t.app);
-    const warn = vi.spyOn(t.platform.log, 'warn');
     sink.failNext = 1;
     const email = uniqueEmail('unlucky');
     try {
       const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
       expect(added.statusCode).toBe(201);
-      await vi.waitFor(() => expect(warn).toHaveBeenCalledWith(expect.objectContaining({ userId: added.json().data.user_id }), 'Invitation e-mail could not be sent'), { timeout: 10_000 });
+      const token = tokenIn(await mailTo(email));
+      expect(sink.failNext).toBe(0);
+      await vi.waitFor(async () => expect(await invitationJob(a.orgId, added.json().data.user_id)).toEqual({ status: 'done', attempts: 2 }), { timeout: 10_000 });
+      expect((await confirm(token)).statusCode).toBe(200);
+      expect((await login(email, NEW_PASSWORD)).statusCode).toBe(200);
+    } finally { sink.failNext = 0; }
+  });
+
+  it('an invitation whose member was removed before it could be sent is not sent', async () => {
+    const a = await newTenant(t.app);
+    sink.failNext = 1;
+    const email = uniqueEmail('removed');
+    try {
+      const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
+      const userId = added.json().data.user_id;
+      await vi.waitFor(async () => expect(await invitationJob(a.orgId, userId)).toEqual({ status: 'pending', attempts: 1 }), { timeout: 10_000 });
+      expect((await t.app.inject({ method: 'DELETE', url: `/v1/organizations/current/members/${userId}`, headers: a.auth })).statusCode).toBe(200);
+      await vi.waitFor(async () => expect(await invitationJob(a.orgId, userId)).toEqual({ status: 'done', attempts: 2 }), { timeout: 10_000 });
       expect(sink.messages.filter((m) => m.to.includes(email))).toEqual([]);
-    } finally { warn.mockRestore(); sink.failNext = 0; }
+      const tokens = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM password_tokens WHERE user_id = $1`, [userId]);
+      expect(tokens!.n).toBe(0);
+    } finally { sink.failNext = 0; }
   });
 });
 
@@ -202,5 +224,7 @@ describe('without SMTP', () => {
     expect((await bare.app.inject({ method: 'POST', url: '/v1/organizations/current/members', headers: a.auth, payload: { email, role: 'member' } })).statusCode).toBe(201);
     const tokens = await bare.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM password_tokens p JOIN users u ON u.id = p.user_id WHERE u.email = $1`, [email]);
     expect(tokens!.n).toBe(0);
+    const jobs = await bare.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE org_id = $1 AND kind = 'accounts.invitation_mail'`, [a.orgId]);
+    expect(jobs!.n).toBe(0);
   });
 });
