@@ -31,7 +31,9 @@ export async function serve(opts: { json?: boolean } = {}): Promise<void> {
   };
   let exitCode = 0;
   const shutdown = async (signal: string) => {
-    if (closing) { log.info({ signal }, 'already shutting down; the drain goes on'); return; }
+    // A Ctrl-C under `npm start` arrives twice (the terminal signals the whole process group, and npm passes it on):
+    // the line says so, since two lines read like two presses.
+    if (closing) { log.info({ signal }, 'already shutting down (one Ctrl-C under npm start arrives twice: from the terminal and from npm); the drain goes on'); return; }
     closing = true;
     // Still starting (initdb, PostgreSQL, migrations): the start stops as soon as the database is up (below).
     if (!running) { log.info({ signal }, 'shutting down once the database has started'); return; }

@@ -36,7 +36,7 @@ export async function refreshSession(ctx: ServiceContext, refreshToken: string) 
       if (await accountsRepo.revokeSession(sql, row.session_id)) {
         await audit(sql, { ...ctx, principal: null }, { orgId: row.org_id, action: 'session.revoked', targetType: 'session', targetId: row.session_id, details: { reason: 'refresh_token_reuse', user_id: row.user_id } });
       }
-      return { error: 'Refresh token was already used; the session has been revoked for safety', revoked: true };
+      return { error: 'Refresh token was already used; the session has been revoked for safety: sign in again with POST /v1/auth/login', revoked: true };
     }
     if (row.revoked_at) return { error: 'Session has ended; sign in again' };
     if (Date.parse(row.expires_at) <= Date.now()) return { error: 'Session has expired; sign in again', expired: true };

@@ -119,7 +119,7 @@ export async function exportSheet(ctx: ServiceContext, q: ExportInput): Promise<
   const row = await ctx.platform.db.tenant(principal.orgId, (sql) => repo.getDocument(sql, principal.orgId, q.documentId));
   if (!row || row.kind !== 'sheet') throw notFound('Spreadsheet');
   const wb = parseWorkbook(row.content);
-  if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheets)`, { field: 'sheet_id' });
+  if (sheetId !== null && sheetId >= wb.sheets.length) throw validation(`sheet_id ${sheetId} is out of range (the workbook has ${wb.sheets.length} sheet${wb.sheets.length === 1 ? '' : 's'}; sheet_id counts from 0)`, { field: 'sheet_id' });
   const chosen = sheetId === null ? wb.sheets.map((_, i) => i) : [sheetId];
   // csv and tsv write the dense rectangle up to the last used cell: one far-away cell (XFD1048576) would build
   // billions of cells and exhaust the server's memory. The sheet may still be exported as xlsx.
