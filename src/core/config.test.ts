@@ -31,7 +31,7 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     expect(() => loadConfig({ RATE_LIMIT_WINDOW_MS: '0' })).toThrow(new Error('RATE_LIMIT_WINDOW_MS must be a whole number of 1 or more, got "0"'));
     expect(() => loadConfig({ COLLAB_MAX_ROOMS_PER_ORG: '0' })).toThrow(new Error('COLLAB_MAX_ROOMS_PER_ORG must be a whole number of 1 or more, got "0"'));
     for (const name of ['PORT', 'EMBEDDED_PG_PORT', 'BODY_LIMIT_BYTES', 'JSON_MAX_DEPTH', 'RATE_LIMIT_MAX', 'RATE_LIMIT_AUTH_MAX',
-      'RATE_LIMIT_WINDOW_MS', 'CREDENTIAL_CACHE_TTL_MS', 'DB_POOL_SIZE', 'JOB_POLL_MS', 'SHUTDOWN_TIMEOUT_MS', 'SHUTDOWN_DRAIN_MS', 'FILE_STORAGE_QUOTA_BYTES', 'COLLAB_MAX_ROOMS_PER_ORG', 'COLLAB_ROOMS_MAX_MB', 'WS_HEARTBEAT_MS']) {
+      'RATE_LIMIT_WINDOW_MS', 'CREDENTIAL_CACHE_TTL_MS', 'DB_POOL_SIZE', 'JOB_POLL_MS', 'SHUTDOWN_TIMEOUT_MS', 'SHUTDOWN_DRAIN_MS', 'FILE_STORAGE_QUOTA_BYTES', 'COLLAB_MAX_ROOMS_PER_ORG', 'COLLAB_ROOMS_MAX_MB', 'WS_HEARTBEAT_MS', 'WS_MAX_SOCKETS_PER_USER']) {
       expect(() => loadConfig({ [name]: 'ten' }), name).toThrow(new RegExp(`^${name} must be a whole number (of \\d+ or more|from \\d+ to \\d+), got "ten"$`));
     }
     // unset or empty: the default; 0 where it means something (a free port, the job runner off)
@@ -47,6 +47,10 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     expect(loadConfig({}).wsHeartbeatMs).toBe(30_000);
     expect(loadConfig({ WS_HEARTBEAT_MS: '5000' }).wsHeartbeatMs).toBe(5000);
     expect(() => loadConfig({ WS_HEARTBEAT_MS: '0' })).toThrow(new Error('WS_HEARTBEAT_MS must be a whole number of 1 or more, got "0"'));
+    expect(loadConfig({}).wsMaxSocketsPerUser).toBe(100);
+    expect(loadConfig({ WS_MAX_SOCKETS_PER_USER: '3' }).wsMaxSocketsPerUser).toBe(3);
+    expect(() => loadConfig({ WS_MAX_SOCKETS_PER_USER: '0' })).toThrow(new Error('WS_MAX_SOCKETS_PER_USER must be a whole number of 1 or more, got "0"'));
+    expect(() => loadConfig({ WS_MAX_SOCKETS_PER_USER: '2.5' })).toThrow(new Error('WS_MAX_SOCKETS_PER_USER must be a whole number of 1 or more, got "2.5"'));
     expect(loadConfig({}).shutdownDrainMs).toBe(0);
     expect(loadConfig({ SHUTDOWN_DRAIN_MS: '15000' }).shutdownDrainMs).toBe(15_000);
     expect(() => loadConfig({ SHUTDOWN_DRAIN_MS: '15s' })).toThrow(new Error('SHUTDOWN_DRAIN_MS must be a whole number from 0 to 600000, got "15s"'));

@@ -83,6 +83,11 @@ export interface Config {
    * dropped (a peer gone without closing its connection otherwise holds its room and sockets for ever).
    */
   wsHeartbeatMs: number;
+  /**
+   * WS_MAX_SOCKETS_PER_USER: WebSockets (collaboration, decks and sheets together) one user, or one API key, may have
+   * open on this node at once; each costs memory whatever document it is on.
+   */
+  wsMaxSocketsPerUser: number;
 }
 
 type Env = NodeJS.ProcessEnv;
@@ -299,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     collabMaxRoomsPerOrg: int(env, 'COLLAB_MAX_ROOMS_PER_ORG', 50, 1),
     collabRoomsMaxBytes: int(env, 'COLLAB_ROOMS_MAX_MB', 1024, 1) * 1024 * 1024,
     wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 1),
+    wsMaxSocketsPerUser: int(env, 'WS_MAX_SOCKETS_PER_USER', 100, 1),
   };
   const unknownFeatures = cfg.defaultFeatures.filter((f) => !(ALL_FEATURES as readonly string[]).includes(f));
   if (unknownFeatures.length) throw new Error(`DEFAULT_FEATURES has unknown features: ${unknownFeatures.join(', ')} (known: ${ALL_FEATURES.join(', ')})`);
