@@ -15,6 +15,7 @@ import { CredentialWatch } from './revalidate.js';
 import { dropDeadPeers } from './heartbeat.js';
 import { logSocket } from './socket-log.js';
 import { EARLY_MAX_BYTES, EARLY_MAX_FRAMES, LIMIT_CLOSE, MAX_FRAME_BYTES } from './collab-limits.js';
+import { SocketQuota, socketOwner } from './socket-quota.js';
 
 declare module 'fastify' {
   interface FastifyRequest { collab?: { session: collab.CollabSession; documentId: string | null; since: number } }
@@ -90,13 +91,17 @@ export const UPGRADE_RESPONSES = {
   200: Type.Null({ description: 'Not sent: a successful request upgrades (101) instead' }),
 };
 
+/** Whom a collaboration socket counts against (socketOwner): the ticket's key or user, or the token's. */
+const ownerOf = (s: collab.CollabSession) => socketOwner(s.source.kind === 'ticket' ? s.source.claims : s.source.principal);
+
 /**
  * Before the upgrade: 400 without ticket or token, 426 without Upgrade, 400 for a malformed handshake or document
  * id, then the ticket is redeemed (once) or the token resolved (and checked like the ticket route: 403 without
- * `documents:read`), and the document checked (404). Without a document id the socket opens and is closed at once
- * with 4400.
+ * `documents:read`), the document checked (404), its organization's open rooms (429 COLLAB_ROOMS, 503), and last the
+ * caller's open sockets (429 SOCKETS_PER_USER; admitted, the socket is counted until its connection closes). Without
+ * a document id the socket opens and is closed at once with 4400 (counted while it lasts, as any socket).
  */
-function authenticate(kinds: string[], rooms: RoomRegistry) {
+function authenticate(kinds: string[], rooms: RoomRegistry, sockets: SocketQuota) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.query as { ticket?: string | string[]; token?: string | string[]; documentId?: string };
     // The path variants' id is the path's: a documentId sent in their query is ignored (their schema has none).
@@ -119,11 +124,14 @@ function authenticate(kinds: string[], rooms: RoomRegistry) {
     }
     // Spec 4.5 names only `ticket`/`token` as the query: a valid credential without a document id still
     // upgrades (the ticket is used up), then the socket is closed with 4400 naming what is missing.
-    if (!documentId) { req.collab = { session, documentId: null, since }; return; }
-    await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
-    // The ticket is used up by now: a client refused here fetches a new one, as after any closed socket.
-    rooms.checkRoomLimit(session.orgId, documentId.toLowerCase());
-    req.collab = { session, documentId: documentId.toLowerCase(), since };
+    if (documentId) {
+      await collab.requireCollabDocument(req.server.platform, session.orgId, documentId.toLowerCase(), kinds);
+      // The ticket is used up by now: a client refused here fetches a new one, as after any closed socket.
+      rooms.checkRoomLimit(session.orgId, documentId.toLowerCase());
+    }
+    // Last: nothing refuses the request after the admission (the count is released with the connection anyway).
+    sockets.admitConnection(ownerOf(session), req.raw.socket);
+    req.collab = { session, documentId: documentId ? documentId.toLowerCase() : null, since };
   };
 }
 
@@ -146,6 +154,8 @@ export default async function collaborationTransport(app: FastifyInstance) {
   // Every socket of this server, the sheet's too (registered below, on the same WebSocket server).
   const stopHeartbeat = dropDeadPeers(app.websocketServer, app.platform.config.wsHeartbeatMs);
   const rooms = new RoomRegistry(app.platform);
+  // One count for every socket of this server, the sheet's too (passed to its routes below).
+  const sockets = new SocketQuota(app.platform.config.wsMaxSocketsPerUser);
   const watch = new CredentialWatch(app.platform);
   const unsubscribe = app.platform.events.subscribe((e) => {
     if (e.type === 'document.deleted') void rooms.evict(e.orgId, e.targetId);
@@ -170,7 +180,7 @@ export default async function collaborationTransport(app: FastifyInstance) {
       method: 'GET', url,
       config: { auth: 'public', rateLimit: { key: 'ip' }, ...(inPath ? { fixture: 'document' } : {}) },
       schema: { summary, ...(inPath ? { querystring: PathQuery, params: paramsFor(kind) } : { querystring: queryFor(kind) }), response: UPGRADE_RESPONSES },
-      preHandler: authenticate([kind], rooms),
+      preHandler: authenticate([kind], rooms, sockets),
       handler: async (req) => requireWebSocketUpgrade(req),
       wsHandler: (socket: WebSocket, req: FastifyRequest) => {
         const c = req.collab!;
@@ -211,5 +221,5 @@ export default async function collaborationTransport(app: FastifyInstance) {
       },
     });
   }
-  await app.register(sheetSocketRoutes);
+  await app.register(sheetSocketRoutes, { sockets });
 }

@@ -11,6 +11,7 @@ import { CredentialWatch } from './revalidate.js';
 import { jsonDepthExceeds } from '../../core/http/json-parser.js';
 import { sendBounded } from './send-bounded.js';
 import { messageRateLimit } from './message-rate.js';
+import { socketOwner, type SocketQuota } from './socket-quota.js';
 
 declare module 'fastify' {
   interface FastifyRequest { sheetSession?: sheets.SheetSession; sheetSince?: number }
@@ -58,7 +59,8 @@ const Query = Type.Object({
  * change the socket is admitted again (same rules, by the session behind the token): it closes with 4401 or 4403
  * when that fails, or with 4403 when a write socket would now be read-only; nothing sent after the change is applied.
  */
-export default async function sheetSocketRoutes(app: FastifyInstance) {
+export default async function sheetSocketRoutes(app: FastifyInstance, opts: { sockets: SocketQuota }) {
+  const { sockets: quota } = opts;
   const sockets = new Map<string, Set<WebSocket>>();
   const sessions = new WeakMap<WebSocket, sheets.SheetSession>();
   /** Sockets that were sent their first snapshot: only they hear news (cells, later snapshots). */
@@ -133,6 +135,8 @@ export default async function sheetSocketRoutes(app: FastifyInstance) {
       if (!isUuid(q.documentId)) throw new AppError('INVALID_ID_FORMAT', 'Query parameter "documentId" must be a UUID', { field: 'documentId' });
       req.sheetSince = req.server.platform.credentials.changes;
       req.sheetSession = await sheets.openSheetSession(req.server.platform, q.token, q.documentId.toLowerCase());
+      // After the 404, as the collaboration sockets: the user's open sockets, all three routes together (429).
+      quota.admitConnection(socketOwner(req.sheetSession.principal), req.raw.socket);
     },
     handler: async (req) => requireWebSocketUpgrade(req),
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {

@@ -20,6 +20,7 @@ import {
 } from './collab-limits.js';
 import { sendBounded } from './send-bounded.js';
 import { messageRateLimit } from './message-rate.js';
+import { tooManyOpen } from './socket-quota.js';
 
 const SAVE_DEBOUNCE_MS = 300;
 /** The origin of changes heard from another node: relayed to this node's sockets, neither stored nor published again. */
@@ -523,8 +524,8 @@ export class RoomRegistry {
     let open = 0;
     for (const key of this.rooms.keys()) if (key.startsWith(`${orgId}:`)) open++;
     if (open >= max) {
-      throw new AppError('RATE_LIMIT_EXCEEDED', `This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
-        { limit: max, retryAfterSeconds: ROOMS_RETRY_AFTER_SECONDS, reason: 'COLLAB_ROOMS' }, { headers: { 'Retry-After': String(ROOMS_RETRY_AFTER_SECONDS) } });
+      throw tooManyOpen(`This organization has ${max} documents open for collaboration on this server, the most it may; retry once one has closed`,
+        max, 'COLLAB_ROOMS', ROOMS_RETRY_AFTER_SECONDS);
     }
     this.checkMemory();
   }
