@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import { AppError } from '../../core/errors.js';
-import { CredentialGate, CredentialWatch, RECHECK_CONCURRENCY, closeFor } from './revalidate.js';
+import { CredentialGate, CredentialWatch, HELD_MAX_BYTES, HELD_MAX_MESSAGES, RECHECK_CONCURRENCY, closeFor } from './revalidate.js';
 
 /** The part of a socket the gate uses: its state and close(); records what the gate closed it with. */
 function socket() {
@@ -29,7 +29,7 @@ describe('CredentialGate', () => {
     const gate = new CredentialGate(ws as unknown as WebSocket, async () => { throw new Error('connection refused'); }, platform);
     const handled: string[] = [];
     gate.changed();
-    gate.run(() => handled.push('after the change'));
+    gate.run(() => handled.push('after the change'), 1);
     await settle();
     expect(closed).toEqual([[1011, 'credential check unavailable']]);
     expect(handled).toEqual([]);
@@ -41,16 +41,61 @@ describe('CredentialGate', () => {
     let release!: () => void;
     const gate = new CredentialGate(ws as unknown as WebSocket, () => new Promise<void>((r) => { release = r; }), platform);
     const handled: number[] = [];
-    gate.run(() => handled.push(1));
+    gate.run(() => handled.push(1), 1);
     gate.changed();
-    gate.run(() => handled.push(2));
-    gate.run(() => handled.push(3));
+    gate.run(() => handled.push(2), 1);
+    gate.run(() => handled.push(3), 1);
     await settle();
     expect(handled).toEqual([1]);
     release();
     await settle();
     expect(handled).toEqual([1, 2, 3]);
     expect(closed).toEqual([]);
+  });
+});
+
+describe('CredentialGate: what it holds during a re-check is bounded', () => {
+  const OVER = [1013, 'over 1000 messages or 16777216 bytes sent during a credential re-check'];
+
+  it('past HELD_MAX_MESSAGES (1,000) held messages the socket closes with 1013 and nothing held runs, even once the check passes', async () => {
+    expect(HELD_MAX_MESSAGES).toBe(1000);
+    const { ws, closed } = socket();
+    let release!: () => void;
+    const gate = new CredentialGate(ws as unknown as WebSocket, () => new Promise<void>((r) => { release = r; }), platform);
+    let handled = 0;
+    gate.changed();
+    for (let i = 0; i < HELD_MAX_MESSAGES; i++) gate.run(() => handled++, 1);
+    expect(closed).toEqual([]);
+    gate.run(() => handled++, 1);
+    expect(closed).toEqual([OVER]);
+    await settle(); // the re-check starts
+    release();
+    await settle();
+    expect(handled).toBe(0);
+    expect(closed).toEqual([OVER]);
+  });
+
+  it('past HELD_MAX_BYTES (16 MiB) held the socket closes with 1013; one frame of the largest size fits, and each re-check counts afresh', async () => {
+    expect(HELD_MAX_BYTES).toBe(16 * 1024 * 1024);
+    const { ws, closed } = socket();
+    let release!: () => void;
+    const gate = new CredentialGate(ws as unknown as WebSocket, () => new Promise<void>((r) => { release = r; }), platform);
+    const handled: string[] = [];
+    gate.changed();
+    gate.run(() => handled.push('largest frame'), HELD_MAX_BYTES);
+    await settle();
+    release();
+    await settle();
+    expect(handled).toEqual(['largest frame']);
+    gate.changed();
+    gate.run(() => handled.push('largest frame again'), HELD_MAX_BYTES);
+    expect(closed).toEqual([]);
+    gate.run(() => handled.push('one byte more'), 1);
+    expect(closed).toEqual([OVER]);
+    await settle();
+    release();
+    await settle();
+    expect(handled).toEqual(['largest frame']);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import type { Platform } from '../../core/context.js';
 import { AppError } from '../../core/errors.js';
+import { COLLAB_MESSAGE_BURST, COLLAB_MESSAGES_PER_SECOND, MAX_FRAME_BYTES } from './collab-limits.js';
 
 /** Close code: the credential that opened the socket no longer resolves (signed out, revoked, member removed, expired). */
 export const CREDENTIAL_INVALID_CLOSE = 4401;
@@ -21,29 +22,63 @@ export function closeFor(err: unknown): [number, string] {
 }
 
 /**
+ * Messages a socket may have held while its re-check is pending: 1,000, what a socket at the highest message rate
+ * (collaboration's bursts of 400, then 200 a second; sheets' are lower, message-rate.ts) sends in three seconds of
+ * re-check, three times what a node with a thousand sockets queued takes (RECHECK_CONCURRENCY); a stock client (an
+ * update and an awareness change per keystroke) would need minutes. The rate limiter runs before the gate, so without
+ * this bound only a re-check that never ends (a database that does not answer) would let the queue grow.
+ */
+export const HELD_MAX_MESSAGES = COLLAB_MESSAGE_BURST + 3 * COLLAB_MESSAGES_PER_SECOND;
+/**
+ * Bytes of held messages: one frame of the largest size (MAX_FRAME_BYTES, 16 MiB) always fits, as in the
+ * collaboration socket's buffer before its room loads (EARLY_MAX_BYTES); frames may each be that large, so the count
+ * alone would let one socket make the server hold 1,000 of them (16 GiB).
+ */
+export const HELD_MAX_BYTES = MAX_FRAME_BYTES;
+/**
+ * Close code past either bound: 1013 "try again later", the back-pressure code (send-bounded.ts, a room over the
+ * node's budget), not 1008: messages pile up here because the server has not finished the re-check (it waits for the
+ * database or for other sockets' re-checks), while the client stayed within its message rate (past it the socket was
+ * already closed with 1008 before the gate). A client that reconnects is admitted afresh and resends what was dropped
+ * (y-websocket syncs; a sheet client resends what was not acked).
+ */
+export const HELD_OVER_CLOSE = 1013;
+
+/**
  * One socket's gate: after a credential change, the socket's messages are held until its credential was checked
  * again; they are then handled, or dropped with the socket closed (closeFor) when the check fails. So nothing a
  * client sends after a revocation is applied. Changes arriving during a check cause one more check (coalesced).
+ * What it holds is bounded (HELD_MAX_MESSAGES, HELD_MAX_BYTES): past either, the socket is closed (HELD_OVER_CLOSE)
+ * and what was held is dropped.
  */
 export class CredentialGate {
-  private held: Array<() => void> | null = null;
+  private held: Array<[handle: () => void, bytes: number]> | null = null;
+  private heldBytes = 0;
   private state: 'idle' | 'scheduled' | 'checking' = 'idle';
   private again = false;
   private done = false;
 
   constructor(private readonly ws: WebSocket, private readonly check: () => Promise<void>, private readonly platform: Platform) {}
 
-  /** Runs `handle` now, or once the pending re-check passed (never when it failed or the socket is closed). */
-  run(handle: () => void): void {
+  /**
+   * Runs `handle` now, or once the pending re-check passed (never when it failed or the socket is closed). `bytes`:
+   * the size of the message it handles, counted against HELD_MAX_BYTES while it is held.
+   */
+  run(handle: () => void, bytes: number): void {
     if (this.done || this.ws.readyState !== 1) return;
-    if (this.held) this.held.push(handle);
-    else handle();
+    if (!this.held) { handle(); return; }
+    this.held.push([handle, bytes]);
+    this.heldBytes += bytes;
+    if (this.held.length <= HELD_MAX_MESSAGES && this.heldBytes <= HELD_MAX_BYTES) return;
+    this.done = true;
+    this.held = null;
+    this.ws.close(HELD_OVER_CLOSE, `over ${HELD_MAX_MESSAGES} messages or ${HELD_MAX_BYTES} bytes sent during a credential re-check`);
   }
 
   /** A credential somewhere changed: hold this socket's messages and re-check it. */
   changed(): void {
     if (this.done) return;
-    this.held ??= [];
+    if (!this.held) { this.held = []; this.heldBytes = 0; }
     if (this.state === 'checking') { this.again = true; return; }
     if (this.state === 'scheduled') return;
     this.state = 'scheduled';
@@ -67,7 +102,7 @@ export class CredentialGate {
     this.state = 'idle';
     const held = this.held ?? [];
     this.held = null;
-    for (const h of held) this.run(h);
+    for (const [h, bytes] of held) this.run(h, bytes);
   }
 
   dispose(): void { this.done = true; this.held = null; }

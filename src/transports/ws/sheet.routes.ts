@@ -183,7 +183,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance, opts: { so
           req.log.warn({ err }, 'sheet socket message failed');
           socket.close(1011, 'unavailable');
         });
-      }));
+      }, raw.length));
       const answer = async (raw: Buffer): Promise<void> => {
         // Refused by a re-check meanwhile: nothing more is applied.
         if (socket.readyState !== 1) return;

@@ -276,7 +276,7 @@ export class Room {
           this.platform.log.warn({ err }, 'bad collaboration message');
           ws.close(1003, 'bad message');
         }
-      });
+      }, bytes.byteLength);
     });
     ws.on('close', () => this.leave(ws));
     send(ws, syncStep1Message(this.doc));
