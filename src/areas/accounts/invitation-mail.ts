@@ -31,16 +31,14 @@ export function registerInvitationMail(platform: Platform): void {
 
 /**
  * One attempt: nothing is sent when the invitation no longer stands (the member was removed, the organization
- * deleted, the account has a password by now, or e-mail is not configured any more: the operator's CLI issues
- * tokens then); a relay failure throws, so the runner retries.
+ * deleted, the account has a password by now); a relay failure, or a node without e-mail, throws, so the runner
+ * retries (the last failure is logged by the runner and kept in the job's last_error).
  */
 async function sendQueuedInvitation(platform: Platform, job: Job): Promise<void> {
   const userId = String(job.payload.user_id);
   const inviterId = typeof job.payload.inviter_id === 'string' ? job.payload.inviter_id : null;
-  if (!platformMailer(platform).configured) {
-    platform.log.warn({ orgId: job.org_id, jobId: job.id, userId }, 'invitation e-mail not sent: e-mail is not configured any more (SMTP_URL, SMTP_FROM)');
-    return;
-  }
+  // Retried, not dropped: behind several nodes, one started without SMTP_URL may claim it before one that has it.
+  if (!platformMailer(platform).configured) throw new Error('E-mail is not configured on this node (SMTP_URL, SMTP_FROM)');
   const ready = await platform.db.systemTx(async (sql) => {
     const user = await accountsRepo.userById(sql, userId);
     const org = await accountsRepo.orgById(sql, job.org_id);
