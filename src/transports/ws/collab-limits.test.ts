@@ -8,9 +8,10 @@ import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as encoding from 'lib0/encoding';
+import * as decoding from 'lib0/decoding';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
 import { liveRooms, roomKey } from '../../areas/documents/collab.service.js';
-import { COLLAB_MESSAGE_BURST, EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES } from './collab-limits.js';
+import { COLLAB_MESSAGE_BURST, EARLY_MAX_BYTES, EARLY_MAX_FRAMES, MAX_AWARENESS_STATE_BYTES, MAX_PENDING_BYTES, STATE_REQUEST_INTERVAL_MS } from './collab-limits.js';
 
 let t: TestApp;
 let a: Tenant;
@@ -194,6 +195,37 @@ describe('awareness is checked before the room keeps it', () => {
   });
 });
 
+describe('state requests are paced', () => {
+  /** The text a sync step 2 answer holds (the answer applied to an empty document). */
+  const textOf = (m: Buffer) => {
+    const dec = decoding.createDecoder(m);
+    decoding.readVarUint(dec);
+    decoding.readVarUint(dec);
+    const d = new Y.Doc();
+    Y.applyUpdate(d, decoding.readVarUint8Array(dec));
+    return d.getText('content').toString();
+  };
+
+  it('state requests of a socket: one is answered at once, the newest of the rest when the interval ends (a burst asking for the whole document is not encoded each time)', async () => {
+    const id = await newDoc('start');
+    const r = await raw(id, 'read');
+    const before = r.got.length;
+    for (let i = 0; i < 5; i++) r.ws.send(STEP1);
+    await until(() => r.got.slice(before).some(isStep2));
+    const first = r.got.slice(before).filter(isStep2);
+    expect(first.map(textOf)).toEqual(['start']);
+    // An edit while the other requests wait: the deferred answer is computed when sent, so it holds it.
+    const ada = await client(id);
+    ada.doc.getText('content').insert(5, ' and more');
+    await until(() => r.got.slice(before).filter(isStep2).length === 2, STATE_REQUEST_INTERVAL_MS + 3_000);
+    await new Promise((resolve) => setTimeout(resolve, STATE_REQUEST_INTERVAL_MS + 200));
+    const answers = r.got.slice(before).filter(isStep2);
+    expect(answers).toHaveLength(2);
+    expect(textOf(answers[1])).toBe('start and more');
+    ada.provider.destroy();
+  });
+});
+
 describe('updates waiting for missing ones are bounded', () => {
   it('an update that depends on a missing one waits and integrates once that arrives; past 1 MiB waiting the socket closes (1008) and the waiting data is dropped', async () => {
     const id = await newDoc('base');
@@ -256,9 +288,13 @@ describe('what a socket may make the server hold for it', () => {
     expect(onServer.readyState).toBe(WebSocket.OPEN);
     const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     socket.pause();
-    // Each sync step 1 is answered with the whole document (6 MiB): 12 of them are 72 MiB.
-    const asks = 12;
-    for (let i = 0; i < asks; i++) slow.ws.send(STEP1);
+    // Each sync step 1 is answered with the whole document (6 MiB), at most one a second (STATE_REQUEST_INTERVAL_MS):
+    // four of them are 24 MiB.
+    const asks = 4;
+    for (let i = 0; i < asks; i++) {
+      slow.ws.send(STEP1);
+      await new Promise((resolve) => setTimeout(resolve, STATE_REQUEST_INTERVAL_MS + 100));
+    }
     // Then its presence: once the watcher has it, the server has handled the asks before it (and kept the socket).
     slow.ws.send(awareness([880001, 1, '{}']));
     await until(() => watcher.states().has(880001) || onServer.readyState !== WebSocket.OPEN, 15_000);

@@ -29,6 +29,14 @@ export const MAX_ROOM_AWARENESS_BYTES = 2 * MIB;
 /** A socket's query-awareness messages are answered at most once per this interval; the others are dropped. */
 export const QUERY_AWARENESS_INTERVAL_MS = 1_000;
 /**
+ * A socket's state requests (sync step 1) are answered at most once per this interval. Each answer encodes what the
+ * room holds beyond the client's state vector: for an empty one the whole document, up to MAX_STATE_BYTES, so a
+ * socket repeating it at its message rate made the node encode megabytes hundreds of times a second. A stock client
+ * asks once when it connects (and every `resyncInterval`, when set: seconds). A request within the interval is
+ * answered when the interval ends, and requests meanwhile replace it: one answer, for the newest, never none.
+ */
+export const STATE_REQUEST_INTERVAL_MS = 1_000;
+/**
  * Updates the room cannot integrate yet (they depend on changes it has not received) that it keeps waiting: past
  * this, the waiting data is dropped and the socket whose update took it there is closed.
  */

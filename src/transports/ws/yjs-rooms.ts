@@ -15,7 +15,7 @@ import {
 } from '../../areas/documents/collab-messages.js';
 import {
   COLLAB_MESSAGE_BURST, COLLAB_MESSAGES_PER_SECOND, LIMIT_CLOSE, LimitRefusal, MAX_AWARENESS_CLIENTS_PER_SOCKET, MAX_PENDING_BYTES, MAX_ROOM_AWARENESS_BYTES,
-  QUERY_AWARENESS_INTERVAL_MS,
+  QUERY_AWARENESS_INTERVAL_MS, STATE_REQUEST_INTERVAL_MS,
   readAwarenessUpdate, type AwarenessEntry,
 } from './collab-limits.js';
 import { sendBounded } from './send-bounded.js';
@@ -45,9 +45,13 @@ const SAVE_RETRY_MS = 2_000;
 /**
  * A socket of the room: `clientIds` are the awareness client ids it introduced (the only ones it may set or remove
  * states of; kept after it removed their states, so that it cannot go through ids without end, each leaving its
- * entry in the awareness' meta data), `lastQueryAt` when its last query-awareness was answered.
+ * entry in the awareness' meta data), `lastQueryAt` when its last query-awareness was answered, `lastStateAt` when its
+ * last state request was, and `deferredState` the newest request waiting for the end of that interval.
  */
-interface Conn { session: collab.CollabSession; clientIds: Set<number>; lastQueryAt: number }
+interface Conn {
+  session: collab.CollabSession; clientIds: Set<number>; lastQueryAt: number;
+  lastStateAt: number; deferredState?: { timer: NodeJS.Timeout; request: Uint8Array };
+}
 
 /** What a room tells its registry. */
 interface RoomHooks {
@@ -263,7 +267,7 @@ export class Room {
    * its credential is re-checked after a change, dropped once that failed).
    */
   join(ws: WebSocket, session: collab.CollabSession, gate: CredentialGate): void {
-    this.conns.set(ws, { session, clientIds: new Set(), lastQueryAt: 0 });
+    this.conns.set(ws, { session, clientIds: new Set(), lastQueryAt: 0, lastStateAt: 0 });
     ws.binaryType = 'arraybuffer';
     // Past the rate the socket is closed (1008); its client reconnects and syncs what the room lacks, so nothing is lost.
     const withinRate = messageRateLimit(ws, COLLAB_MESSAGES_PER_SECOND, COLLAB_MESSAGE_BURST);
@@ -355,33 +359,28 @@ export class Room {
     const type = decoding.readVarUint(dec);
     if (type === MESSAGE_SYNC) {
       encoding.writeVarUint(enc, MESSAGE_SYNC);
-      if (conn.session.capability === 'read') {
-        // Read-only sockets may ask for state (step 1) but their edits (step 2, updates) are dropped.
-        const sub = decoding.readVarUint(dec);
-        if (sub === syncProtocol.messageYjsSyncStep1) syncProtocol.readSyncStep1(dec, enc, this.doc);
-      } else if (decoding.peekVarUint(dec) === syncProtocol.messageYjsSyncStep1) {
-        // A state request (every client sends one on connecting) changes nothing: no limit applies to it.
-        syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
-      } else {
-        if (!this.fitsContentLimit(msg)) {
-          // Spec 8 "document save content 10 MB", as on REST: the edit is not applied, and the socket closes (1009,
-          // "message too big") so the client learns why; its local copy keeps the edit, the server's does not.
-          ws.close(1009, `content over ${MAX_CONTENT_BYTES} bytes`);
-          return;
-        }
-        if (!this.fitsStateLimit(msg)) {
-          // Shared types other than `content` (an editor's own, or anything a client makes up) are stored and sent to
-          // every collaborator too: the whole state is bounded, or one client could grow a document without limit.
-          ws.close(1009, `document state over ${MAX_STATE_BYTES} bytes`);
-          return;
-        }
-        syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
-        if (this.pendingBytes() > MAX_PENDING_BYTES) {
-          // Updates that depend on changes nobody sent, past the bound: a stock client never leaves more than a few
-          // edits waiting (it sends what the room lacks when it connects).
-          this.dropPending();
-          throw new LimitRefusal(`over ${MAX_PENDING_BYTES} bytes of updates waiting for missing ones`);
-        }
+      // A state request (every client sends one on connecting, read-only ones too) changes nothing: paced, no other limit.
+      if (decoding.peekVarUint(dec) === syncProtocol.messageYjsSyncStep1) { this.requestState(ws, conn, msg); return; }
+      // Read-only sockets may ask for state, but their edits (step 2, updates) are dropped.
+      if (conn.session.capability === 'read') return;
+      if (!this.fitsContentLimit(msg)) {
+        // Spec 8 "document save content 10 MB", as on REST: the edit is not applied, and the socket closes (1009,
+        // "message too big") so the client learns why; its local copy keeps the edit, the server's does not.
+        ws.close(1009, `content over ${MAX_CONTENT_BYTES} bytes`);
+        return;
+      }
+      if (!this.fitsStateLimit(msg)) {
+        // Shared types other than `content` (an editor's own, or anything a client makes up) are stored and sent to
+        // every collaborator too: the whole state is bounded, or one client could grow a document without limit.
+        ws.close(1009, `document state over ${MAX_STATE_BYTES} bytes`);
+        return;
+      }
+      syncProtocol.readSyncMessage(dec, enc, this.doc, ws);
+      if (this.pendingBytes() > MAX_PENDING_BYTES) {
+        // Updates that depend on changes nobody sent, past the bound: a stock client never leaves more than a few
+        // edits waiting (it sends what the room lacks when it connects).
+        this.dropPending();
+        throw new LimitRefusal(`over ${MAX_PENDING_BYTES} bytes of updates waiting for missing ones`);
       }
       if (encoding.length(enc) > 1) send(ws, encoding.toUint8Array(enc));
     } else if (type === MESSAGE_AWARENESS) {
@@ -435,9 +434,42 @@ export class Room {
     return after <= MAX_STATE_BYTES || after <= before.length;
   }
 
+  /**
+   * Answers a state request (sync step 1: the client's state vector) with what the room holds beyond it, at most once
+   * per STATE_REQUEST_INTERVAL_MS a socket: one within the interval waits for its end, the newest of those answered.
+   */
+  private requestState(ws: WebSocket, conn: Conn, request: Uint8Array): void {
+    const wait = conn.lastStateAt + STATE_REQUEST_INTERVAL_MS - Date.now();
+    if (wait > 0) {
+      if (conn.deferredState) { conn.deferredState.request = request; return; }
+      const timer = setTimeout(() => {
+        const deferred = conn.deferredState;
+        conn.deferredState = undefined;
+        if (!deferred || this.conns.get(ws) !== conn || ws.readyState !== 1) return;
+        // Off the message handler's catch: a malformed request closes the socket here (a throw in a timer would end the process).
+        try { this.requestState(ws, conn, deferred.request); } catch (err) {
+          this.platform.log.warn({ err }, 'bad collaboration message');
+          ws.close(1003, 'bad message');
+        }
+      }, wait);
+      timer.unref();
+      conn.deferredState = { timer, request };
+      return;
+    }
+    conn.lastStateAt = Date.now();
+    const dec = decoding.createDecoder(request);
+    decoding.readVarUint(dec); // MESSAGE_SYNC
+    decoding.readVarUint(dec); // messageYjsSyncStep1
+    const enc = encoding.createEncoder();
+    encoding.writeVarUint(enc, MESSAGE_SYNC);
+    syncProtocol.readSyncStep1(dec, enc, this.doc);
+    send(ws, encoding.toUint8Array(enc));
+  }
+
   private leave(ws: WebSocket): void {
     const conn = this.conns.get(ws);
     if (!conn) return;
+    if (conn.deferredState) clearTimeout(conn.deferredState.timer);
     this.conns.delete(ws);
     awarenessProtocol.removeAwarenessStates(this.awareness, [...conn.clientIds], null);
     if (this.conns.size === 0) this.hooks.empty(this);
