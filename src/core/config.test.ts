@@ -31,12 +31,15 @@ describe('loadConfig: a bad value names its variable and what it accepts', () =>
     expect(() => loadConfig({ RATE_LIMIT_WINDOW_MS: '0' })).toThrow(new Error('RATE_LIMIT_WINDOW_MS must be a whole number of 1 or more, got "0"'));
     expect(() => loadConfig({ COLLAB_MAX_ROOMS_PER_ORG: '0' })).toThrow(new Error('COLLAB_MAX_ROOMS_PER_ORG must be a whole number of 1 or more, got "0"'));
     for (const name of ['PORT', 'EMBEDDED_PG_PORT', 'BODY_LIMIT_BYTES', 'JSON_MAX_DEPTH', 'RATE_LIMIT_MAX', 'RATE_LIMIT_AUTH_MAX',
-      'RATE_LIMIT_WINDOW_MS', 'CREDENTIAL_CACHE_TTL_MS', 'DB_POOL_SIZE', 'JOB_POLL_MS', 'SHUTDOWN_TIMEOUT_MS', 'SHUTDOWN_DRAIN_MS', 'FILE_STORAGE_QUOTA_BYTES', 'COLLAB_MAX_ROOMS_PER_ORG', 'COLLAB_ROOMS_MAX_MB', 'WS_HEARTBEAT_MS', 'WS_MAX_SOCKETS_PER_USER']) {
+      'RATE_LIMIT_WINDOW_MS', 'CREDENTIAL_CACHE_TTL_MS', 'DB_POOL_SIZE', 'JOB_POLL_MS', 'SHUTDOWN_TIMEOUT_MS', 'SHUTDOWN_DRAIN_MS', 'FILE_STORAGE_QUOTA_BYTES', 'COLLAB_MAX_ROOMS_PER_ORG', 'COLLAB_ROOMS_MAX_MB', 'WS_HEARTBEAT_MS', 'WS_MAX_SOCKETS_PER_USER', 'DB_STATEMENT_TIMEOUT_MS']) {
       expect(() => loadConfig({ [name]: 'ten' }), name).toThrow(new RegExp(`^${name} must be a whole number (of \\d+ or more|from \\d+ to \\d+), got "ten"$`));
     }
     // unset or empty: the default; 0 where it means something (a free port, the job runner off)
     expect(loadConfig({ PORT: '' }).port).toBe(8080);
     expect(loadConfig({ PORT: '0', JOB_POLL_MS: '0' })).toMatchObject({ port: 0, jobPollMs: 0 });
+    // The request pool's statement time limit: 30 s unless set; 0 = none.
+    expect(loadConfig({}).dbStatementTimeoutMs).toBe(30_000);
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0' }).dbStatementTimeoutMs).toBe(0);
     expect(loadConfig({ DB_POOL_SIZE: '1', PORT: '65535' })).toMatchObject({ dbPoolSize: 1, port: 65535 });
     expect(loadConfig({}).fileStorageQuotaBytes).toBe(10 * 1024 ** 3);
     expect(() => loadConfig({ FILE_STORAGE_QUOTA_BYTES: '0' })).toThrow(new Error('FILE_STORAGE_QUOTA_BYTES must be a whole number of 1 or more, got "0"'));

@@ -39,6 +39,11 @@ export interface Config {
   encryptionKey: string | null;
   publicBaseUrl: string | null;
   dbPoolSize: number;
+  /**
+   * DB_STATEMENT_TIMEOUT_MS: the longest one statement of a request connection may run (PostgreSQL's
+   * statement_timeout on the request pool; 0 = no limit). Jobs and sign-in lookups of the owner pool are not bounded.
+   */
+  dbStatementTimeoutMs: number;
   /** How often this node looks for due jobs; 0 disables the job runner on this node. */
   jobPollMs: number;
   /** SMTP relay for outgoing mail (smtp://user:pass@host:port or smtps://...); null = e-mail is not configured. */
@@ -294,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       `be an http or https URL without query, fragment or credentials, such as https://api.example.com, got "${withoutUserinfo(env.PUBLIC_BASE_URL ?? '')}"`,
       plainUrl),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1), // a pool of 0 would leave every request waiting for a connection
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000),
     jobPollMs: int(env, 'JOB_POLL_MS', nodeEnv === 'test' ? 200 : 1000),
     smtpUrl: urlSetting('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:'], 'be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.com:587', (u) => !!u.hostname && !u.hash),
     smtpFrom: smtpFrom(env.SMTP_FROM),

@@ -100,7 +100,7 @@ export async function startPlatform(config: Config, log: Platform['log'], opts: 
     });
     await assertAppRole(url);
     const appUrl = config.databaseAppUrl ?? (embedded ? await enableAppLogin(url, config.dataDir) : null);
-    const db = opened = new Database({ url, poolSize: config.dbPoolSize, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
+    const db = opened = new Database({ url, poolSize: config.dbPoolSize, statementTimeoutMs: config.dbStatementTimeoutMs, appUrl, onListenerError: (err) => log.warn({ err }, 'database change listener lost its connection; reconnecting') });
     const box = new SecretBox(encryptionKey(config));
     const signer = await TokenSigner.load(db, box);
     const redis = openedRedis = config.redisUrl

@@ -77,6 +77,8 @@ function wrap(client: pg.PoolClient | pg.Pool): Sql {
 export interface DatabaseOptions {
   url: string;
   poolSize: number;
+  /** statement_timeout of the request pool (ms; 0: none): a statement that runs longer is cancelled (SQLSTATE 57014). */
+  statementTimeoutMs?: number;
   appName?: string;
   /** A login of APP_ROLE itself: requests then cannot leave the role at all (no RESET ROLE to the owner). */
   appUrl?: string | null;
@@ -110,7 +112,9 @@ export class Database {
     // Request statements are named (prepared once per connection) and always organization-scoped index reads or
     // writes, so they keep one generic plan: with the default plan_cache_mode PostgreSQL re-planned most of them on
     // every execution (a custom plan per call, ~0.2 ms of planning for a 0.2 ms page of tasks). docs/decisions.md.
-    const requestOptions = `-c plan_cache_mode=force_generic_plan`;
+    // A statement past statementTimeoutMs is cancelled: one request cannot hold a connection and a core for longer,
+    // whatever it asks for (the error handler answers 503 STATEMENT_TIMEOUT).
+    const requestOptions = `-c plan_cache_mode=force_generic_plan${opts.statementTimeoutMs ? ` -c statement_timeout=${opts.statementTimeoutMs}` : ''}`;
     this.app = opts.appUrl
       ? new pg.Pool({ connectionString: opts.appUrl, application_name: base.application_name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, max: opts.poolSize, options: requestOptions })
       : new pg.Pool({ ...base, max: opts.poolSize, options: `-c role=${APP_ROLE} ${requestOptions}` });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { AppError } from '../errors.js';
 import { rateLimitBeforeRouting } from './guard.js';
 import { asEnumError } from './literal-unions.js';
-import { databaseUnavailable, databaseUnavailableCause } from '../db/unavailable.js';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable, databaseUnavailableCause } from '../db/unavailable.js';
 
 /** Fields the platform assigns; a strict body that carries one is refused with a message that says so. */
 export const PLATFORM_ASSIGNED_FIELDS = new Set([
@@ -127,6 +127,11 @@ function fromValidation(err: FastifyError & { validation: AjvError[]; validation
  * store (the NUL character in text or jsonb) is the caller's input; the others a concurrent request caused.
  */
 export function databaseRefusal(err: pg.DatabaseError): AppError | null {
+  // Cancelled by the request pool's statement_timeout (DB_STATEMENT_TIMEOUT_MS): more work than one request may take.
+  if (err.code === '57014' && /statement timeout/.test(err.message)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database did not finish this request in the time one request may take; narrow it (a more specific search or filter, a smaller page) or retry later',
+      { reason: 'STATEMENT_TIMEOUT' }, { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) }, cause: `57014: ${err.message}` });
+  }
   if (err.code === '22P05' || err.code === '22021') {
     return new AppError('VALIDATION_ERROR', 'A text value contains a character that cannot be stored (the NUL character, \\u0000)', { reason: 'UNSTORABLE_CHARACTER' });
   }
@@ -196,8 +201,12 @@ export function toAppError(err: unknown, req: FastifyRequest): AppError {
 function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const appErr = toAppError(err, req);
   // 501 is an answer the server means to give (a reserved route), not a fault: logged like a 4xx.
-  // A database outage: one warning per request naming the cause, no stack (every request fails the same way then).
-  if (appErr.status === 503 && typeof appErr.cause === 'string') req.log.warn({ code: appErr.code, cause: appErr.cause }, 'request failed: database unavailable');
+  // A database outage, or a statement over the time limit: one warning per request naming the cause, no stack (every
+  // request fails the same way in an outage; a slow statement is the request's, and its URL says which).
+  if (appErr.status === 503 && typeof appErr.cause === 'string') {
+    const timedOut = appErr.details?.reason === 'STATEMENT_TIMEOUT';
+    req.log.warn({ code: appErr.code, cause: appErr.cause }, timedOut ? 'request failed: statement timeout' : 'request failed: database unavailable');
+  }
   else if (appErr.status >= 500 && appErr.code !== 'NOT_IMPLEMENTED') req.log.error({ err }, 'request failed');
   else req.log.info({ code: appErr.code }, appErr.message);
   if (appErr.headers) reply.headers(appErr.headers);
