@@ -38,7 +38,7 @@ describe('statement time limit of request connections', () => {
     expect(res.json()).toEqual({ slept: 0.01 });
   });
 
-  it('the owner pool (jobs, sign-in lookups) is not bounded', async () => {
+  it('the owner pool (migrations, sign-in lookups, retention purges) is not bounded', async () => {
     expect(await t.platform.db.sys.query('SELECT pg_sleep(0.5) AS slept')).toEqual([{ slept: '' }]);
   });
 });

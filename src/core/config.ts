@@ -41,7 +41,8 @@ export interface Config {
   dbPoolSize: number;
   /**
    * DB_STATEMENT_TIMEOUT_MS: the longest one statement of a request connection may run (PostgreSQL's
-   * statement_timeout on the request pool; 0 = no limit). Jobs and sign-in lookups of the owner pool are not bounded.
+   * statement_timeout on the request pool; 0 = no limit). The owner pool (migrations, sign-in lookups, retention
+   * purges) is not bounded.
    */
   dbStatementTimeoutMs: number;
   /** How often this node looks for due jobs; 0 disables the job runner on this node. */
