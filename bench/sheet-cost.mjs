@@ -1,0 +1,56 @@
+// Event-loop cost of the sheet socket's work on a workbook at the cell bound (200,000 cells): parsing stored content,
+// one socket edit (applyCellEdit: all of an edit but its database round trips) and one snapshot (read, display,
+// message text, as src/transports/ws/sheet.routes.ts makes it). Not a test: figures for docs/benchmarks.md.
+// Run after a build: node bin/platform.mjs --build-only && node --expose-gc bench/sheet-cost.mjs
+import { performance } from 'node:perf_hooks';
+
+const dist = new URL('../dist/areas/documents/', import.meta.url);
+const model = await import(new URL('sheet-model.js', dist));
+const { applyCellEdit } = await import(new URL('sheet-cell-edit.js', dist));
+const readStored = model.readStoredWorkbook ?? model.parseWorkbook;
+
+const ROWS = 10_000;
+const COLS = 20;
+/** 200,000 cells in one sheet: numbers and short texts; with `formulas`, that many cells of column T are formulas. */
+function workbookText(formulas) {
+  const cells = {};
+  for (let r = 1; r <= ROWS; r++) {
+    for (let c = 0; c < COLS; c++) {
+      const ref = `${String.fromCharCode(65 + c)}${r}`;
+      cells[ref] = c % 2 ? { v: `item ${r}-${c}` } : { v: r * 100 + c };
+    }
+    if (r <= formulas) cells[`T${r}`] = { f: r % 100 === 0 ? `=SUM(A${r - 99}:A${r})` : `=A${r}*2+C${r}` };
+  }
+  return JSON.stringify({ sheets: [{ name: 'Sheet1', cells }] });
+}
+
+/** Median and max of `runs` timings of `fn` in ms (after two warm-up calls). */
+function time(fn, runs = 15) {
+  fn(); fn();
+  const ms = [];
+  for (let i = 0; i < runs; i++) {
+    globalThis.gc?.();
+    const t0 = performance.now();
+    fn();
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return `${ms[runs >> 1].toFixed(1)} ms (max ${ms[runs - 1].toFixed(1)})`;
+}
+
+for (const formulas of [0, 1_000]) {
+  const content = workbookText(formulas);
+  console.log(`\n200,000 cells, ${formulas} formulas, ${(content.length / 1e6).toFixed(1)} MB`);
+  console.log('  JSON.parse          ', time(() => JSON.parse(content)));
+  console.log('  parseWorkbook       ', time(() => model.parseWorkbook(content)));
+  console.log('  read stored         ', time(() => readStored(content)));
+  console.log('  edit (value of B7)  ', time(() => applyCellEdit(content, { sheet: 0, cell: 'B7', value: 42 })));
+  console.log('  edit (value of A7)  ', time(() => applyCellEdit(content, { sheet: 0, cell: 'A7', value: 42 })));
+  console.log('  snapshot            ', time(() => {
+    const wb = readStored(content);
+    return JSON.stringify({ type: 'snapshot', document_id: 'x', capability: 'write', workbook: wb, display: model.workbookDisplay(wb) });
+  }));
+  const wb = model.parseWorkbook(content);
+  console.log('    of which display  ', time(() => model.workbookDisplay(wb)));
+  console.log('    JSON.stringify(wb)', time(() => JSON.stringify(wb)));
+}
