@@ -1,6 +1,7 @@
 import { validation } from '../../core/errors.js';
 import { assertStorableText, charLength } from '../../core/text.js';
 import { jsonDepthExceeds, mayHoldUnstorable } from '../../core/http/json-parser.js';
+import { cellRef, parseRef } from './sheet-ref.js';
 
 /**
  * Spreadsheet content, stored as JSON in the document's `content`:
@@ -17,30 +18,7 @@ export const DECK_CONTENT_TYPE = 'application/x-slides';
 export const emptyWorkbook = (): Workbook => ({ sheets: [{ name: 'Sheet1', cells: {} }] });
 export const emptyDeck = () => ({ slides: [{ id: 's1', title: '', body: '' }] });
 
-const CELL_RE = /^([A-Z]{1,3})([1-9][0-9]{0,6})$/;
-
-/** Excel's grid (columns A to XFD, rows 1 to 1,048,576): a cell outside it could not be exported as xlsx. */
-export const MAX_COLUMNS = 16_384;
-export const MAX_ROWS = 1_048_576;
-
-/** An A1 reference inside Excel's grid, zero-based; null for anything else. */
-export function parseRef(ref: string): { col: number; row: number } | null {
-  const m = CELL_RE.exec(ref);
-  if (!m) return null;
-  let col = 0;
-  for (const ch of m[1]) col = col * 26 + (ch.charCodeAt(0) - 64);
-  const row = Number(m[2]);
-  return col > MAX_COLUMNS || row > MAX_ROWS ? null : { col: col - 1, row: row - 1 };
-}
-
-export function colName(col: number): string {
-  let s = '';
-  for (let n = col + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return s;
-}
-
-/** The A1 reference of a zero-based column and row. */
-export const cellRef = (col: number, row: number): string => `${colName(col)}${row + 1}`;
+export { MAX_COLUMNS, MAX_ROWS, cellRef, colName, parseRef } from './sheet-ref.js';
 
 /**
  * Refuses parsed sheet or deck content holding a NUL or an unpaired surrogate anywhere (keys included): the JSON text
