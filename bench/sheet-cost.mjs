@@ -4,7 +4,8 @@
 // Run after a build: node bin/platform.mjs --build-only && node --expose-gc bench/sheet-cost.mjs
 import { performance } from 'node:perf_hooks';
 
-const dist = new URL('../dist/areas/documents/', import.meta.url);
+// The built tree to measure: this checkout's, or another's given as the first argument (to compare two versions).
+const dist = new URL('dist/areas/documents/', process.argv[2] ? new URL(`file://${process.argv[2].replace(/\/?$/, '/')}`) : new URL('../', import.meta.url));
 const model = await import(new URL('sheet-model.js', dist));
 const { applyCellEdit } = await import(new URL('sheet-cell-edit.js', dist));
 const readStored = model.readStoredWorkbook ?? model.parseWorkbook;
