@@ -25,7 +25,7 @@ function workbookText(formulas) {
   return JSON.stringify({ sheets: [{ name: 'Sheet1', cells }] });
 }
 
-/** Median and max of `runs` timings of `fn` in ms (after two warm-up calls). */
+/** Least and median of `runs` timings of `fn` in ms, after two warm-up calls (on a shared machine the least is the steadiest). */
 function time(fn, runs = 15) {
   fn(); fn();
   const ms = [];
@@ -36,7 +36,7 @@ function time(fn, runs = 15) {
     ms.push(performance.now() - t0);
   }
   ms.sort((a, b) => a - b);
-  return `${ms[runs >> 1].toFixed(1)} ms (max ${ms[runs - 1].toFixed(1)})`;
+  return `min ${ms[0].toFixed(0).padStart(4)} ms, median ${ms[runs >> 1].toFixed(0).padStart(4)} ms`;
 }
 
 for (const formulas of [0, 1_000]) {
