@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 const dist = new URL('dist/areas/documents/', process.argv[2] ? new URL(`file://${process.argv[2].replace(/\/?$/, '/')}`) : new URL('../', import.meta.url));
 const model = await import(new URL('sheet-model.js', dist));
 const { applyCellEdit } = await import(new URL('sheet-cell-edit.js', dist));
-const readStored = model.readStoredWorkbook ?? model.parseWorkbook;
+const readStored = model.parseWorkbook;
 
 const ROWS = 10_000;
 const COLS = 20;
