@@ -224,6 +224,18 @@ describe('state requests are paced', () => {
     expect(textOf(answers[1])).toBe('start and more');
     ada.provider.destroy();
   });
+
+  it('a malformed request that waited for its turn closes its socket (1003) when it is read, and the server stays up', async () => {
+    const id = await newDoc('start');
+    const r = await raw(id, 'read');
+    r.ws.send(STEP1);
+    // A state vector that announces 5 entries and holds none: it fails only when decoded, after the interval.
+    r.ws.send(Uint8Array.of(0, 0, 1, 5));
+    expect(await r.closed).toEqual({ code: 1003, reason: 'bad message' });
+    const other = await client(id);
+    expect(other.doc.getText('content').toString()).toBe('start');
+    other.provider.destroy();
+  });
 });
 
 describe('updates waiting for missing ones are bounded', () => {
