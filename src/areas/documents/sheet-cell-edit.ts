@@ -1,7 +1,7 @@
 import { validation } from '../../core/errors.js';
 import { assertContentSize } from './documents.service.js';
 import { MAX_CONTENT_BYTES } from './documents.schemas.js';
-import { MAX_WORKBOOK_CELLS, evaluateWorkbook, formulaCellRefs, parseCountedWorkbook, type CellValue, type Workbook } from './sheet-model.js';
+import { MAX_WORKBOOK_CELLS, evaluateWorkbook, formulaCellRefs, parseCountedWorkbook, type CellValue, type CountedWorkbook, type Workbook } from './sheet-model.js';
 
 export interface CellEdit { sheet: number; cell: string; value?: CellValue; formula?: string | null }
 
@@ -9,10 +9,12 @@ export interface CellEdit { sheet: number; cell: string; value?: CellValue; form
  * One checked socket edit (`e`: its fields already checked by editCell) applied to the stored sheet content: the new
  * content to write and what the `cell` message says. No I/O: this is all the event-loop work of an edit (parse,
  * recalculation, serialization), apart from the database round trips, so it can be measured alone
- * (bench/sheet-cost.mjs). Throws what the edit is refused with; then nothing may be written.
+ * (bench/sheet-cost.mjs). `stored`: the parse of `content`, when the caller has it (workbook-cache.ts); it is changed
+ * in place. Returns the new content, its parse (`counted`, the same objects) and the message. Throws what the edit is
+ * refused with; then nothing may be written (and `stored` may have been changed).
  */
-export function applyCellEdit(content: string, e: CellEdit) {
-  const { workbook: wb, cells, formulas } = parseCountedWorkbook(content);
+export function applyCellEdit(content: string, e: CellEdit, stored: CountedWorkbook = parseCountedWorkbook(content)) {
+  const { workbook: wb, cells, formulas } = stored;
   const sheet = wb.sheets[e.sheet];
   if (!sheet) throw validation(`Sheet ${e.sheet} does not exist`, { field: 'sheet' });
   // A new cell past the workbook's bound is refused; editing or clearing one is always allowed (and a workbook
@@ -26,6 +28,7 @@ export function applyCellEdit(content: string, e: CellEdit) {
   const replacedFormula = Object.hasOwn(sheet.cells, e.cell) && sheet.cells[e.cell].f !== undefined;
   const formulasAfter = formulas - (replacedFormula ? 1 : 0) + (e.formula ? 1 : 0);
   const before = formulaValues(wb, formulas > 0);
+  const existed = Object.hasOwn(sheet.cells, e.cell);
   if (e.formula) sheet.cells[e.cell] = { f: e.formula };
   else if (e.value !== undefined && e.value !== null && e.value !== '') sheet.cells[e.cell] = { v: e.value };
   else delete sheet.cells[e.cell];
@@ -39,7 +42,8 @@ export function applyCellEdit(content: string, e: CellEdit) {
   }
   // Only what the edit changed (its cell, and formulas of the sheet whose value moved): sending the whole sheet's
   // displayed values to every socket after each edit made a 60-byte edit megabytes per socket.
-  return { next, result: { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, ...changedDisplay(wb, e.sheet, e.cell, before, formulaValues(wb, formulasAfter > 0)) } };
+  const counted: CountedWorkbook = { workbook: wb, cells: cells - (existed ? 1 : 0) + (Object.hasOwn(sheet.cells, e.cell) ? 1 : 0), formulas: formulasAfter };
+  return { next, counted, result: { sheet: e.sheet, cell: e.cell, data: sheet.cells[e.cell] ?? null, ...changedDisplay(wb, e.sheet, e.cell, before, formulaValues(wb, formulasAfter > 0)) } };
 }
 
 /**

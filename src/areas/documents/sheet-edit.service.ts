@@ -5,8 +5,9 @@ import { audit } from '../../core/audit.js';
 import { enqueue } from '../../core/jobs.js';
 import { INDEX_JOB, moderate } from './documents.service.js';
 import { documentContent, documentKind, replaceContent } from './documents.repo.js';
-import { parseRef, parseWorkbook, type Workbook } from './sheet-model.js';
+import { parseRef, type Workbook } from './sheet-model.js';
 import { applyCellEdit, type CellEdit } from './sheet-cell-edit.js';
+import { workbookCache } from './workbook-cache.js';
 import { unstorableNumberProblem, unstorableTextProblem } from '../../core/text.js';
 import { checkNeeds } from '../../core/http/guard.js';
 import { principalFromQueryToken } from '../../core/auth/query-session.js';
@@ -29,7 +30,8 @@ export async function openSheetSession(platform: Platform, token: string | undef
 export async function readWorkbook(platform: Platform, s: SheetSession): Promise<Workbook> {
   const content = await platform.db.tenant(s.principal.orgId, (sql) => documentContent(sql, s.principal.orgId, s.documentId));
   if (content === undefined) throw notFound('Spreadsheet');
-  return parseWorkbook(content);
+  // Shared with other readers (the parse of this text kept on this node): read it, never change it.
+  return workbookCache(platform).read(`${s.principal.orgId}:${s.documentId}`, content).workbook;
 }
 
 
@@ -54,15 +56,21 @@ export async function editCell(platform: Platform, s: SheetSession, e: CellEdit)
   // is written is checked (a formula wins over a value sent with it).
   await moderate({ platform }, [e.formula ? e.formula : typeof e.value === 'string' ? e.value : undefined]);
   const orgId = s.principal.orgId;
-  return platform.db.tenantTx(orgId, async (sql) => {
+  const workbooks = workbookCache(platform);
+  const key = `${orgId}:${s.documentId}`;
+  const written = await platform.db.tenantTx(orgId, async (sql) => {
     const content = await documentContent(sql, orgId, s.documentId, { forUpdate: true });
     if (content === undefined) throw notFound('Spreadsheet');
-    const { next, result } = applyCellEdit(content, e);
+    // The parse of this very text when this node has it (the previous edit's), else a new one (workbook-cache.ts).
+    const { next, counted, result } = applyCellEdit(content, e, workbooks.take(key, content));
     await replaceContent(sql, orgId, s.documentId, next);
     await enqueue(sql, { orgId, kind: INDEX_JOB, payload: { id: s.documentId }, dedupeKey: s.documentId });
     await audit(sql, { platform, principal: s.principal, requestId: 'ws', ip: null }, { action: 'sheet.cell_updated', targetType: 'document', targetId: s.documentId, details: { sheet: e.sheet, cell: e.cell } });
-    return result;
+    return { next, counted, result };
   });
+  // Committed: its parse is kept for the next edit (an edit that failed left nothing in the cache).
+  workbooks.put(key, written.next, written.counted);
+  return written.result;
 }
 
 /**

@@ -307,4 +307,28 @@ describe('GET /v1/sheet/ws', () => {
     });
     expect(noDoc).toBe(400);
   });
+
+  it('edits build on what is stored: a REST write through another node between two socket edits is kept (the parse this node keeps of its last edit is not used for other text)', async () => {
+    const id = await newSheet('Kept between edits');
+    const c = await open(a.token, id);
+    await until(() => c.msgs.some((m) => m.type === 'snapshot'));
+    const acks = () => c.msgs.filter((m) => m.type === 'ack').length;
+    c.ws.send(JSON.stringify({ type: 'set', id: 1, sheet: 0, cell: 'A1', value: 1 }));
+    await until(() => acks() === 1);
+    c.ws.send(JSON.stringify({ type: 'set', id: 2, sheet: 0, cell: 'A2', value: 2 }));
+    await until(() => acks() === 2);
+    // Another node of the same database (no REDIS_URL: this node's sockets do not hear of it, so no new snapshot).
+    const other = await buildTestApp();
+    try {
+      const put = await other.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: a.auth, payload: { content: JSON.stringify({ sheets: [{ name: 'From REST', cells: { B1: { v: 'rest' } } }] }) } });
+      expect(put.statusCode).toBe(200);
+    } finally { await other.close(); }
+    c.ws.send(JSON.stringify({ type: 'set', id: 3, sheet: 0, cell: 'C1', value: 3 }));
+    await until(() => acks() === 3);
+    c.ws.send(JSON.stringify({ type: 'set', id: 4, sheet: 0, cell: 'C2', value: 4 }));
+    await until(() => acks() === 4);
+    const stored = (await t.app.inject({ method: 'GET', url: `/v1/documents/${id}`, headers: a.auth })).json().data.content;
+    expect(JSON.parse(stored)).toEqual({ sheets: [{ name: 'From REST', cells: { B1: { v: 'rest' }, C1: { v: 3 }, C2: { v: 4 } } }] });
+    c.ws.close();
+  });
 });
