@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkbookCache } from './workbook-cache.js';
+import { WorkbookCache, sharedDisplay } from './workbook-cache.js';
+import { workbookDisplay } from './sheet-model.js';
 
 const text = (cells: Record<string, unknown>) => JSON.stringify({ sheets: [{ name: 'S', cells }] });
 const A = text({ A1: { v: 1 }, A2: { v: 2 } });
@@ -50,6 +51,20 @@ describe('WorkbookCache', () => {
     c.read('big', text({ A1: { v: 1 }, A2: { v: 1 }, A3: { v: 1 }, A4: { v: 1 }, A5: { v: 1 } }));
     expect(c.heldCells).toBeLessThanOrEqual(4);
     expect(c.size).toBe(2);
+  });
+
+  it('every snapshot of a model handed to readers shares one display, the one a recalculation gives', () => {
+    const c = new WorkbookCache();
+    const wb = c.read('k', text({ A1: { v: 2 }, A2: { f: '=A1*3' } })).workbook;
+    const display = sharedDisplay(wb);
+    expect(display).toEqual([{ A1: 2, A2: 6 }]);
+    expect(display).toEqual(workbookDisplay(wb));
+    expect(sharedDisplay(c.read('k', text({ A1: { v: 2 }, A2: { f: '=A1*3' } })).workbook)).toBe(display);
+    // An edit gets its own model, so the display shared by readers stays right for the text they read.
+    const taken = c.take('k', text({ A1: { v: 2 }, A2: { f: '=A1*3' } }));
+    taken.workbook.sheets[0].cells.A1 = { v: 5 };
+    expect(sharedDisplay(wb)).toEqual([{ A1: 2, A2: 6 }]);
+    expect(sharedDisplay(taken.workbook)).toEqual([{ A1: 5, A2: 15 }]);
   });
 
   it('a malformed stored text is refused as before and leaves nothing cached', () => {

@@ -1,5 +1,5 @@
 import type { Platform } from '../../core/context.js';
-import { parseCountedWorkbook, type CountedWorkbook } from './sheet-model.js';
+import { parseCountedWorkbook, workbookDisplay, type CellValue, type CountedWorkbook, type Workbook } from './sheet-model.js';
 
 /**
  * Parsed workbooks of the sheets being edited on this node, each with the exact stored text it was parsed from.
@@ -72,6 +72,19 @@ export class WorkbookCache {
 
   get size(): number { return this.entries.size; }
   get heldCells(): number { return this.cells; }
+}
+
+const displays = new WeakMap<Workbook, Array<Record<string, CellValue>>>();
+
+/**
+ * The displayed values (a snapshot's `display`) of a workbook `read` handed out, computed once for every snapshot of
+ * it: such a model is never changed afterwards (an edit takes its own), and a recalculation of a large sheet costs a
+ * tenth of a second or more for each socket that opens on it. Kept as long as the model is.
+ */
+export function sharedDisplay(wb: Workbook): Array<Record<string, CellValue>> {
+  let display = displays.get(wb);
+  if (!display) displays.set(wb, (display = workbookDisplay(wb)));
+  return display;
 }
 
 const byPlatform = new WeakMap<Platform, WorkbookCache>();

@@ -6,7 +6,8 @@ import { isUuid } from '../../core/ids.js';
 import * as sheets from '../../areas/documents/sheet-edit.service.js';
 import { logSocket } from './socket-log.js';
 import { UPGRADE_RESPONSES, requireWebSocketHandshake, requireWebSocketUpgrade } from './collab.routes.js';
-import { workbookDisplay, type Workbook } from '../../areas/documents/sheet-model.js';
+import type { Workbook } from '../../areas/documents/sheet-model.js';
+import { sharedDisplay } from '../../areas/documents/workbook-cache.js';
 import { CredentialWatch } from './revalidate.js';
 import { jsonDepthExceeds } from '../../core/http/json-parser.js';
 import { sendBounded } from './send-bounded.js';
@@ -69,9 +70,10 @@ export default async function sheetSocketRoutes(app: FastifyInstance, opts: { so
   const maxDepth = app.platform.config.jsonMaxDepth;
   // Bounded: a socket that does not read is closed (1013), not buffered for (send-bounded.ts).
   const send = (ws: WebSocket, m: unknown) => { if (ws.readyState === 1) sendBounded(ws, JSON.stringify(m)); };
-  // The displayed values cost a recalculation (bounded: sheet-model.ts): sockets sent the same workbook share one.
+  // The displayed values cost a recalculation (bounded: sheet-model.ts): every snapshot of one stored text shares one
+  // (readWorkbook hands out the node's parse of that text, which nothing changes: workbook-cache.ts).
   // Its text is made once per capability (`texts`), not once per socket: a workbook may be megabytes.
-  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = workbookDisplay(wb), texts = new Map<string, string>()) => {
+  const snapshot = (ws: WebSocket, s: sheets.SheetSession, wb: Workbook, display = sharedDisplay(wb), texts = new Map<string, string>()) => {
     if (ws.readyState !== 1) return;
     let text = texts.get(s.capability);
     if (text === undefined) texts.set(s.capability, (text = JSON.stringify({ type: 'snapshot', document_id: s.documentId, capability: s.capability, workbook: wb, display })));
@@ -104,7 +106,7 @@ export default async function sheetSocketRoutes(app: FastifyInstance, opts: { so
       if (news.t === 'refresh') {
         const first = sessions.get(listening[0]);
         const wb = first && await sheets.readWorkbook(app.platform, first).catch(() => null);
-        const display = wb && workbookDisplay(wb);
+        const display = wb && sharedDisplay(wb);
         const texts = new Map<string, string>();
         if (wb && display) for (const ws of listening) { const s = sessions.get(ws); if (s) snapshot(ws, s, wb, display, texts); }
       }
