@@ -1,6 +1,7 @@
 import * as Y from 'yjs';
 import type { Platform, ServiceContext } from '../../core/context.js';
 import type { Sql } from '../../core/db/database.js';
+import { perPlatform } from '../../core/per-platform.js';
 import { AppError, notFound } from '../../core/errors.js';
 import { enqueue } from '../../core/jobs.js';
 import { ROLE_PERMISSIONS, scopesAllow } from '../../core/auth/permissions.js';
@@ -196,12 +197,7 @@ export async function saveContent(platform: Platform, orgId: string, documentId:
 export interface LiveRoom { doc: Y.Doc | undefined; hear(update: Uint8Array): void }
 
 /** Rooms open (or opening) on this node, by platform; rooms persist and broadcast every change of their Y.Doc. */
-const live = new WeakMap<Platform, Map<string, LiveRoom>>();
-export function liveRooms(platform: Platform): Map<string, LiveRoom> {
-  let m = live.get(platform);
-  if (!m) { m = new Map(); live.set(platform, m); }
-  return m;
-}
+export const liveRooms = perPlatform((): Map<string, LiveRoom> => new Map());
 export const roomKey = (orgId: string, documentId: string) => `${orgId}:${documentId}`;
 
 /**

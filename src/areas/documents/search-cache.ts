@@ -1,4 +1,4 @@
-import type { Platform } from '../../core/context.js';
+import { perPlatform } from '../../core/per-platform.js';
 import type { DocumentListItemT } from './documents.schemas.js';
 
 /**
@@ -115,10 +115,5 @@ function countItems(entry: SearchCacheEntry): number {
   return n;
 }
 
-const byPlatform = new WeakMap<Platform, SearchCache>();
-
-export function searchCache(platform: Platform): SearchCache {
-  let c = byPlatform.get(platform);
-  if (!c) { c = new SearchCache(); byPlatform.set(platform, c); }
-  return c;
-}
+/** This node's search cache of a platform. */
+export const searchCache = perPlatform(() => new SearchCache());

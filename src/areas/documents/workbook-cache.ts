@@ -1,4 +1,4 @@
-import type { Platform } from '../../core/context.js';
+import { perPlatform } from '../../core/per-platform.js';
 import { parseCountedWorkbook, workbookDisplay, type CellValue, type CountedWorkbook, type Workbook } from './sheet-model.js';
 
 /**
@@ -87,10 +87,5 @@ export function sharedDisplay(wb: Workbook): Array<Record<string, CellValue>> {
   return display;
 }
 
-const byPlatform = new WeakMap<Platform, WorkbookCache>();
-
-export function workbookCache(platform: Platform): WorkbookCache {
-  let c = byPlatform.get(platform);
-  if (!c) { c = new WorkbookCache(); byPlatform.set(platform, c); }
-  return c;
-}
+/** This node's cache of a platform. */
+export const workbookCache = perPlatform(() => new WorkbookCache());

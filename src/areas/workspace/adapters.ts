@@ -1,4 +1,4 @@
-import type { Platform } from '../../core/context.js';
+import { perPlatform } from '../../core/per-platform.js';
 import type { Mailer } from '../../adapters/smtp/port.js';
 import type { SlackWebhook } from '../../adapters/slack/port.js';
 import { platformMailer } from '../../adapters/smtp/platform-mailer.js';
@@ -6,14 +6,7 @@ import { createSlackWebhook } from '../../adapters/slack/webhook-client.js';
 
 export interface WorkspaceAdapters { mailer: Mailer; slack: SlackWebhook }
 
-const byPlatform = new WeakMap<Platform, WorkspaceAdapters>();
-
 /** The outside services the workspace uses, built once per platform from its configuration. */
-export function workspaceAdapters(platform: Platform): WorkspaceAdapters {
-  let a = byPlatform.get(platform);
-  if (!a) {
-    a = { mailer: platformMailer(platform), slack: createSlackWebhook({ allowPrivateHosts: platform.config.webhookAllowPrivateHosts }) };
-    byPlatform.set(platform, a);
-  }
-  return a;
-}
+export const workspaceAdapters = perPlatform((platform): WorkspaceAdapters => ({
+  mailer: platformMailer(platform), slack: createSlackWebhook({ allowPrivateHosts: platform.config.webhookAllowPrivateHosts }),
+}));
