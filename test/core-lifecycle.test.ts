@@ -337,7 +337,7 @@ describe('server process', () => {
     expect(await until(() => s.output().includes('draining: /v1/health answers 503'), 10_000), s.output().slice(-3000)).toBe(true);
     const health = await fetch(`http://127.0.0.1:${s.port}/v1/health`);
     expect(health.status).toBe(503);
-    expect(health.headers.get('retry-after')).toBeTruthy();
+    expect(health.headers.get('retry-after')).toBe('1');
     expect(await health.json()).toMatchObject({ success: false, error: { code: 'SERVICE_UNAVAILABLE', details: { status: 'draining' } } });
     // Everything else is still served, the database included.
     const me = await api(s, 'GET', '/v1/me', undefined, token);
