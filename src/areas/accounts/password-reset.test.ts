@@ -237,6 +237,38 @@ describe('invitations', () => {
       expect(tokens!.n).toBe(0);
     } finally { sink.failNext = 0; }
   });
+
+  // The other ways an invitation stops standing while its job waits for a retry: each attempt looks again.
+  const noLongerStanding: Array<[string, (a: { auth: Record<string, string> }, userId: string, email: string) => Promise<void>]> = [
+    ['the organization was deleted', async (a) => {
+      expect((await t.app.inject({ method: 'DELETE', url: '/v1/organizations/current', headers: a.auth })).statusCode).toBe(200);
+    }],
+    ['the account was deactivated (platform user deactivate)', async (_a, userId) => {
+      await t.platform.db.sys.exec(`UPDATE users SET is_active = false WHERE id = $1`, [userId]);
+    }],
+    ['the invitee set a password through a reset', async (_a, _userId, email) => {
+      expect((await requestReset(email)).statusCode).toBe(202);
+      expect((await confirm(tokenIn(await mailTo(email)))).statusCode).toBe(200);
+    }],
+  ];
+  it.each(noLongerStanding)('an invitation is not sent when %s before its retry', async (_why, change) => {
+    const a = await newTenant(t.app);
+    sink.failNext = 1;
+    const email = uniqueEmail('stale');
+    try {
+      const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
+      expect(added.statusCode).toBe(201);
+      const userId = added.json().data.user_id;
+      await vi.waitFor(() => expect(sink.failNext).toBe(0), { timeout: 10_000 });
+      await vi.waitFor(async () => expect((await invitationJob(a.orgId, userId))!.status).toBe('pending'), { timeout: 10_000 });
+      await change(a, userId, email);
+      const before = mailsTo(email).length; // a reset's own mail, for the last case
+      await hurry(a.orgId, userId, async () => (await invitationJob(a.orgId, userId))!.status === 'done');
+      expect(mailsTo(email)).toHaveLength(before);
+      const invites = await t.platform.db.sys.one<{ n: number }>(`SELECT count(*)::int AS n FROM password_tokens WHERE user_id = $1 AND purpose = 'invite'`, [userId]);
+      expect(invites!.n).toBe(0);
+    } finally { sink.failNext = 0; }
+  });
 });
 
 describe('without SMTP', () => {
