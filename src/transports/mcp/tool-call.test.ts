@@ -57,4 +57,12 @@ describe('MCP tool calls: the database refusals are answers, as on REST', () => 
         { code: 'SERVICE_UNAVAILABLE', status: 503, details: { reason: 'DATABASE_UNAVAILABLE' }, requestId: 'req-1' }]);
     }
   });
+
+  it('a statement cancelled by DB_STATEMENT_TIMEOUT_MS is -32603 SERVICE_UNAVAILABLE, status 503, reason STATEMENT_TIMEOUT', async () => {
+    const err = await run(dbError('57014', 'canceling statement due to statement timeout')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RpcError);
+    expect([(err as RpcError).code, (err as RpcError).data]).toEqual([-32603,
+      { code: 'SERVICE_UNAVAILABLE', status: 503, details: { reason: 'STATEMENT_TIMEOUT' }, requestId: 'req-1' }]);
+    expect((err as RpcError).message).toContain('narrow it');
+  });
 });
