@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildTestApp, newTenant, listenLocally, until, type TestApp, type Tenant } from '../../../test/helpers.js';
@@ -217,5 +217,42 @@ describe('WebSockets per user, connections that end before their upgrade', () =>
 
   it('an upgrade that fails after the admission (its connection no longer writable: the upgrade destroys it) frees its place: the next socket opens, the one after it is 429', async () => {
     expect(await afterConnectionEnded(async (conn) => { conn.end(); await until(() => !conn.writable); })).toEqual([101, 429]);
+  });
+
+  it('an upgrade the WebSocket server refuses after the admission (a malformed Sec-WebSocket-Key: 400) frees its place, on each of the three socket routes', async () => {
+    const node = await buildTestApp({ wsMaxSocketsPerUser: 1 });
+    try {
+      const server = await listenLocally(node);
+      const { port } = node.app.server.address() as { port: number };
+      const x = await newTenant(node.app);
+      const project = (await node.app.inject({ method: 'POST', url: '/v1/projects', headers: x.auth, payload: { name: 'Bad keys' } })).json().data.id;
+      const sheet = (await node.app.inject({ method: 'POST', url: `/v1/projects/${project}/sheets`, headers: x.auth, payload: { name: 'Bad keys' } })).json().data.document.id;
+      const deck = (await node.app.inject({ method: 'POST', url: `/v1/projects/${project}/slides`, headers: x.auth, payload: { name: 'Bad keys' } })).json().data.document.id;
+      const doc = (await node.app.inject({ method: 'POST', url: '/v1/documents', headers: x.auth, payload: { title: 'Bad keys' } })).json().data.id;
+      const nodeTicket = async () => (await node.app.inject({ method: 'POST', url: '/v1/collaboration/ticket', headers: x.auth })).json().data.ticket as string;
+      const paths = [
+        async () => `/v1/sheet/ws?token=${x.token}&documentId=${sheet}`,
+        async () => `/v1/collaboration/ws/${doc}?ticket=${await nodeTicket()}`,
+        async () => `/v1/yjs/ws/${deck}?ticket=${await nodeTicket()}`,
+      ];
+      for (const path of paths) {
+        // A raw upgrade request: every header right but the key, which is not 16 bytes in base64.
+        const answer = await new Promise<string>((resolve, reject) => {
+          void path().then((p) => {
+            const conn = connect(port, '127.0.0.1', () => conn.write(`GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: not-a-key\r\n\r\n`));
+            let text = '';
+            conn.on('data', (c) => { text += c; });
+            conn.on('close', () => resolve(text));
+            conn.on('error', reject);
+          }, reject);
+        });
+        expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+        const next = await admittedAgain(async () => `${server}${await path()}`);
+        expect(next.status).toBe(101);
+        expect((await attempt(`${server}${await path()}`)).status).toBe(429);
+        next.ws.close();
+        await next.closed;
+      }
+    } finally { await node.close(); }
   });
 });
