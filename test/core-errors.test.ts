@@ -9,6 +9,7 @@ import { installErrorHandler, toAppError } from '../src/core/http/error-handler.
 import { installValidators } from '../src/core/http/validation.js';
 import { installJsonParser } from '../src/core/http/json-parser.js';
 import { loadConfig } from '../src/core/config.js';
+import { FIXTURES } from './fixtures.js';
 
 /** Spec part 7, transcribed: code -> HTTP status ('4xx' where the spec gives no number). */
 const SPEC_ERRORS: Record<string, number | '4xx'> = {
@@ -158,11 +159,14 @@ describe('on the app', () => {
   });
 
   it('an update body without any field names the fields it takes, on every route whose body needs one (minProperties)', async () => {
-    const id = randomUUID(); // the body is checked before the resource is looked up
+    // Rows of a's own: on another organization's row, or none, the answer is 404 first (ARCHITECTURE "Auth order").
+    const { taskId } = await FIXTURES.task(t.app, a);
+    const { projectId } = await FIXTURES.project(t.app, a);
+    const notificationId = Object.values(await FIXTURES.notification(t.app, a))[0];
     const routes: Array<[string, Record<string, string>, string[]]> = [
-      [`/v1/tasks/${id}`, a.auth, ['title', 'description', 'status', 'spec_id', 'priority', 'assignee_id', 'depends_on', 'parent_task_id', 'due_date']],
-      [`/v1/projects/${id}`, a.auth, ['name', 'slug', 'description', 'visibility', 'is_active', 'settings']],
-      [`/v1/notifications/${id}`, a.auth, ['is_read', 'is_archived']],
+      [`/v1/tasks/${taskId}`, a.auth, ['title', 'description', 'status', 'spec_id', 'priority', 'assignee_id', 'depends_on', 'parent_task_id', 'due_date']],
+      [`/v1/projects/${projectId}`, a.auth, ['name', 'slug', 'description', 'visibility', 'is_active', 'settings']],
+      [`/v1/notifications/${notificationId}`, a.auth, ['is_read', 'is_archived']],
       [`/v1/admin/organizations/${a.orgId}/entitlements`, bearer(t.rootKey), ['plan_tier', 'subscription_status', 'features']],
     ];
     for (const [url, headers, fields] of routes) {
@@ -347,6 +351,31 @@ describe('on the app', () => {
       expect(errorOf(await t.app.inject({ url: `/v1/organizations/current/members?limit=${encodeURIComponent(v)}`, headers: a.auth }), 400, 'INVALID_PARAMETER').message, v).toContain('limit');
     }
     expect((await t.app.inject({ url: '/v1/organizations/current/members?limit=10&offset=0', headers: a.auth })).statusCode).toBe(200);
+  });
+
+  it('a bad query value on a row of another organization, or on no row, is 404 NOT_FOUND before the 400 (ARCHITECTURE "Auth order": membership, then validation)', async () => {
+    const b = await newTenant(t.app);
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Query order' } })).json().data.id;
+    for (const q of ['limit=0', 'status=nope', `org_id=${a.orgId}`]) {
+      errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?${q}`, headers: b.auth }), 404, 'NOT_FOUND');
+      errorOf(await t.app.inject({ url: `/v1/projects/${randomUUID()}/tasks?${q}`, headers: a.auth }), 404, 'NOT_FOUND');
+    }
+    errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?limit=0`, headers: a.auth }), 400, 'INVALID_PARAMETER');
+    // A malformed id names no row: it stays 400 INVALID_ID_FORMAT.
+    errorOf(await t.app.inject({ url: '/v1/projects/not-a-uuid/tasks?limit=0', headers: b.auth }), 400, 'INVALID_ID_FORMAT');
+  });
+
+  it('an organization without the feature asking for another organization\'s row, or none, gets 404 NOT_FOUND; its own row 403 FEATURE_DISABLED (membership before entitlements)', async () => {
+    const b = await newTenant(t.app);
+    const doc = async (who: Tenant) => (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Feature order' } })).json().data.id as string;
+    const [theirs, own] = [await doc(a), await doc(b)];
+    const off = await t.app.inject({ method: 'PUT', url: `/v1/admin/organizations/${b.orgId}/entitlements`, headers: bearer(t.rootKey), payload: { features: ['mcp'] } });
+    expect(off.statusCode).toBe(200);
+    for (const id of [theirs, randomUUID()]) {
+      errorOf(await t.app.inject({ url: `/v1/documents/${id}`, headers: b.auth }), 404, 'NOT_FOUND');
+      errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${id}`, headers: b.auth, payload: { title: 'x' } }), 404, 'NOT_FOUND');
+    }
+    expect(errorOf(await t.app.inject({ url: `/v1/documents/${own}`, headers: b.auth }), 403, 'FEATURE_DISABLED').details).toEqual({ feature: 'documents' });
   });
 
   describe('request id', () => {

@@ -65,9 +65,12 @@ describe('sheets and decks', () => {
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content: 'not json' } }), 400, 'VALIDATION_ERROR');
     errorOf(await t.app.inject({ method: 'PUT', url: `/v1/documents/${doc.id}`, headers: a.auth, payload: { content_type: 'markdown' } }), 400, 'VALIDATION_ERROR');
     const c = await newTenant(t.app);
+    const cProject = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: c.auth, payload: { name: 'No documents' } })).json().data.id;
     await t.platform.db.sys.exec(`UPDATE organizations SET features = array_remove(features, 'documents') WHERE id = $1`, [c.orgId]);
     t.platform.credentials.invalidate();
-    errorOf(await create(c, 'sheets', { name: 'n' }), 403, 'FEATURE_DISABLED');
+    errorOf(await create(c, 'sheets', { name: 'n' }, cProject), 403, 'FEATURE_DISABLED');
+    // Another organization's project is not found, whatever the caller may do (ARCHITECTURE "Auth order").
+    errorOf(await create(c, 'sheets', { name: 'n' }), 404, 'NOT_FOUND');
   });
 
   it('renaming or moving a sheet onto an existing name is 409 CONFLICT, not a database error', async () => {

@@ -2,6 +2,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import pg from 'pg';
 import { AppError } from '../errors.js';
 import { rateLimitBeforeRouting } from './guard.js';
+import { missingRow, pathTargetOf, type PathTarget } from './path-rows.js';
+import type { RouteNeeds } from './route-config.js';
 import { asEnumError } from './literal-unions.js';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable, databaseUnavailableCause } from '../db/unavailable.js';
 
@@ -218,6 +220,17 @@ function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void
 }
 
 /**
+ * The row a request's path names (pathTargetOf) when the request is refused as bad input (400, but for a malformed
+ * id, which names no row): a body, query or header its schema refuses, a body that is not JSON, or a service's own
+ * VALIDATION_ERROR. Null for anything else, and for a caller without a principal (a public route, or a refusal
+ * before the credential was accepted: there is no organization to look in).
+ */
+function inputRefusedOnPathRow(err: AppError, req: FastifyRequest): PathTarget | null {
+  if (err.status !== 400 || err.code === 'INVALID_ID_FORMAT' || !req.principal) return null;
+  return pathTargetOf((req.routeOptions.config as RouteNeeds | undefined)?.fixture, req.params);
+}
+
+/**
  * Fastify's `frameworkErrors` option: errors raised before routing (a badly encoded URL, an over-long path
  * parameter) get the same envelope and X-Request-Id as every other response.
  */
@@ -230,7 +243,17 @@ export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, re
 }
 
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err, req, reply: FastifyReply) => sendError(err, req, reply));
+  app.setErrorHandler((err, req, reply: FastifyReply) => {
+    // (sendError maps `err` again: the original is what a 5xx logs, with its stack.)
+    const target = inputRefusedOnPathRow(toAppError(err, req), req);
+    if (!target) return sendError(err, req, reply);
+    // ARCHITECTURE "Auth order": membership (404 for a row elsewhere) comes before validation (400). The schema
+    // checks the body before the route looks the row up, so the row is looked up here, on this refusal path only.
+    // Should the look-up itself fail, the request's own refusal is answered.
+    return missingRow(req.server.platform.db, req.principal!, target).then(
+      (missing) => { sendError(missing ?? err, req, reply); return reply; },
+      () => { sendError(err, req, reply); return reply; });
+  });
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).type('application/json').send(JSON.stringify({
       success: false, error: { code: 'NOT_FOUND', message: `Route ${req.method} ${req.url.split('?')[0]} not found` },

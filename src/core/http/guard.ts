@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, notFound } from '../errors.js';
-import { isUuid } from '../ids.js';
-import { pathRowOf } from './path-rows.js';
+import { AppError } from '../errors.js';
+import { missingRow, pathTargetOf } from './path-rows.js';
 import type { Platform, ServiceContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import { scopesAllow } from '../auth/permissions.js';
@@ -213,38 +212,36 @@ function afterAuth(platform: Platform, req: FastifyRequest, reply: FastifyReply,
   const rest = () => {
     needs.originCheck?.(req);
     if (authError) throw authError;
+    if (principal) {
+      req.principal = principal;
+      req.ctx.principal = principal;
+      if (principal.legacyKey) {
+        // RFC 9745: keys without explicit scopes are deprecated since 2026-01-01.
+        reply.header('Deprecation', LEGACY_KEY_DEPRECATED_AT);
+      }
+      try { checkNeeds(needs, principal); } catch (err) { return refusalOfRow(platform, req, needs, principal, err); }
+    }
+    // Bad input (400) after the refusals by role or scope (ARCHITECTURE "Auth order"), and with the principal set,
+    // so that on a route naming a row another organization's row is 404 first (the error handler, path-rows.ts).
     // Spec part 1: the organization comes from the credential; `org_id` is never accepted in a query string (a route
     // whose query schema declares it, such as an SSO sign-in that names the organization, takes it as its own input).
     if ((req.query as Record<string, unknown> | undefined)?.org_id !== undefined && !declaresOrgIdQuery(req.routeOptions.schema)) {
       throw new AppError('INVALID_PARAMETER', 'Query parameter "org_id" is not accepted: the organization comes from the credential', { field: 'org_id' });
     }
     refuseUnstorableQuery(req.query as Record<string, unknown> | undefined);
-    if (!principal) return;
-    req.principal = principal;
-    req.ctx.principal = principal;
-    if (principal.legacyKey) {
-      // RFC 9745: keys without explicit scopes are deprecated since 2026-01-01.
-      reply.header('Deprecation', LEGACY_KEY_DEPRECATED_AT);
-    }
-    try { checkNeeds(needs, principal); } catch (err) { return refusalOfRow(platform, req, needs, principal, err); }
   };
   if (limited) return limited.then(rest);
   return rest();
 }
 
 /**
- * A refusal by role or scope (403) on a route whose path names a row: when the caller's organization has no such row
- * (another organization's, or none), 404 NOT_FOUND as for anyone (design: rows of another organization are reported
- * as 404, never 403). Only on this refusal path does the guard read the row.
+ * A refusal of the route's needs (403: credential kind, feature, scope, role, step-up; 402: subscription) on a route
+ * whose path names a row: when the caller's organization has no such row (another organization's, or none), 404
+ * NOT_FOUND as for anyone (design: rows of another organization are reported as 404, never 403; ARCHITECTURE "Auth
+ * order": membership before entitlements and permissions). Only on this refusal path does the guard read the row.
  */
 function refusalOfRow(platform: Platform, req: FastifyRequest, needs: RouteNeeds, principal: Principal, refusal: unknown): Promise<void> {
-  const row = pathRowOf(needs.fixture);
-  const code = refusal instanceof AppError ? refusal.code : null;
-  // The route's one path parameter: with several, which names the row is not known here (the refusal stands).
-  const params = Object.values((req.params ?? {}) as Record<string, unknown>);
-  const id = params.length === 1 ? params[0] : undefined;
-  if (!row || (code !== 'PERMISSION_DENIED' && code !== 'FORBIDDEN') || typeof id !== 'string' || !isUuid(id)) throw refusal;
-  return platform.db.tenant(principal.orgId, (sql) => row.exists(sql, principal, id.toLowerCase())).then((found) => {
-    throw found ? refusal : notFound(row.what);
-  });
+  const target = pathTargetOf(needs.fixture, req.params);
+  if (!target || !(refusal instanceof AppError) || (refusal.status !== 403 && refusal.status !== 402)) throw refusal;
+  return missingRow(platform.db, principal, target).then((missing) => { throw missing ?? refusal; });
 }
