@@ -100,6 +100,15 @@ describe('POST /v1/alert-rules', () => {
     ]) errorOf(await post(a.auth, bad), 400, 'VALIDATION_ERROR');
   });
 
+  it('conditions may be any JSON object (spec 2.7), nested objects and arrays of objects included', async () => {
+    const a = await newTenant(t.app);
+    for (const conditions of [{ threshold: { hours: 24 } }, { filters: { priority: 'high' } }, { rules: [{ field: 'priority', value: 'high' }] }]) {
+      const r = await post(a.auth, { name: 'shaped', event_type: 'task.overdue', conditions });
+      expect(r.statusCode).toBe(201);
+      expect(r.json().data.conditions).toEqual(conditions);
+    }
+  });
+
   it('conditions up to 64 KB; above, 413 PAYLOAD_TOO_LARGE with details.maxBytes', async () => {
     const a = await newTenant(t.app);
     expect((await post(a.auth, { name: 'big ok', event_type: 'task.created', conditions: { title: 'x'.repeat(60_000) } })).statusCode).toBe(201);

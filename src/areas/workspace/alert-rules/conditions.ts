@@ -1,37 +1,42 @@
 import { AppError } from '../../../core/errors.js';
 import type { PlatformEvent } from '../../../core/events.js';
+import { sameJsonValue } from '../../../core/json-value.js';
 
 /**
  * Alert rule `conditions`: an object of `path -> expected`. A rule fires when every entry holds
  * for the event (an empty object always holds). `path` is a key of the event's data, or a dotted path
  * into it (`project.slug`), or one of `actor_user_id`, `target_type`, `target_id`, `recipients`.
  *   scalar (string, number, boolean, null): equal (when the actual value is an array: it contains it)
- *   array: the actual value is one of them
- *   object of operators: all hold: $eq $ne $in $nin $exists $gt $gte $lt $lte $contains
+ *   array: the actual value is one of them (values of any JSON type, compared as values)
+ *   object: every entry holds; a key starting with `$` is an operator on the value ($eq $ne $in $nin $exists $gt
+ *     $gte $lt $lte $contains), any other key a path into the value (`{"a": {"b": 1}}` is `{"a.b": 1}`)
+ * Spec 2.7 and 4.6 make `conditions` an object bounded only by its size, so any JSON object within the bounds is
+ * accepted, nested objects and arrays of objects included; refused (400) are only an operator the platform does not
+ * have, an operator given an argument it cannot use, and a key of 0 or more than 200 characters.
  */
 export type Conditions = Record<string, unknown>;
 const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$exists', '$gt', '$gte', '$lt', '$lte', '$contains']);
 
 const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Throws VALIDATION_ERROR naming the first condition that is not of the documented forms. */
 export function assertConditions(c: Conditions, field = 'conditions'): void {
-  for (const [path, expected] of Object.entries(c)) {
-    const where = `${field}.${path}`;
-    const bad = (why: string) => new AppError('VALIDATION_ERROR', `Condition "${where}" ${why}`, { field: where });
-    if (path.length === 0 || path.length > 200) throw bad('needs a key of 1-200 characters');
-    if (isScalar(expected)) continue;
-    if (Array.isArray(expected)) { if (!expected.every(isScalar)) throw bad('must list strings, numbers, booleans or null'); continue; }
-    const ops = Object.entries(expected as Record<string, unknown>);
-    if (ops.length === 0) throw bad('must name at least one operator');
-    for (const [op, arg] of ops) {
-      if (!OPERATORS.has(op)) throw bad(`uses unknown operator "${op}"; use one of ${[...OPERATORS].join(', ')}`);
-      if ((op === '$in' || op === '$nin') && !(Array.isArray(arg) && arg.every(isScalar))) throw bad(`${op} needs an array of scalars`);
-      if (op === '$exists' && typeof arg !== 'boolean') throw bad('$exists needs true or false');
-      if (['$gt', '$gte', '$lt', '$lte'].includes(op) && typeof arg !== 'number' && typeof arg !== 'string') throw bad(`${op} needs a number or a string`);
-      if (op === '$contains' && !isScalar(arg)) throw bad('$contains needs a scalar');
-      if ((op === '$eq' || op === '$ne') && !isScalar(arg)) throw bad(`${op} needs a scalar`);
-    }
+  for (const [path, expected] of Object.entries(c)) assertExpected(path, expected, `${field}.${path}`);
+}
+
+function assertExpected(path: string, expected: unknown, where: string): void {
+  const bad = (why: string) => new AppError('VALIDATION_ERROR', `Condition "${where}" ${why}`, { field: where });
+  if (path.length === 0 || path.length > 200) throw bad('needs a key of 1-200 characters');
+  if (!isObject(expected)) return; // a scalar, or an array of values the actual value may be
+  for (const [op, arg] of Object.entries(expected)) {
+    if (!op.startsWith('$')) { assertExpected(op, arg, `${where}.${op}`); continue; }
+    if (!OPERATORS.has(op)) throw bad(`uses unknown operator "${op}"; use one of ${[...OPERATORS].join(', ')}`);
+    if ((op === '$in' || op === '$nin') && !(Array.isArray(arg) && arg.every(isScalar))) throw bad(`${op} needs an array of scalars`);
+    if (op === '$exists' && typeof arg !== 'boolean') throw bad('$exists needs true or false');
+    if (['$gt', '$gte', '$lt', '$lte'].includes(op) && typeof arg !== 'number' && typeof arg !== 'string') throw bad(`${op} needs a number or a string`);
+    if (op === '$contains' && !isScalar(arg)) throw bad('$contains needs a scalar');
+    if ((op === '$eq' || op === '$ne') && !isScalar(arg)) throw bad(`${op} needs a scalar`);
   }
 }
 
@@ -45,16 +50,18 @@ function lookup(root: Record<string, unknown>, path: string): unknown {
   return cur;
 }
 
+const same = (a: unknown, b: unknown) => a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && sameJsonValue(a, b));
 const eq = (actual: unknown, expected: unknown) =>
-  Array.isArray(actual) ? actual.some((a) => a === expected) : actual === expected;
+  same(actual, expected) || (Array.isArray(actual) && actual.some((a) => same(a, expected)));
 const cmp = (a: unknown, b: unknown, f: (x: number) => boolean) =>
   (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
     ? f(a < b ? -1 : a > b ? 1 : 0) : false;
 
 function holds(actual: unknown, expected: unknown): boolean {
-  if (isScalar(expected)) return eq(actual, expected);
   if (Array.isArray(expected)) return expected.some((e) => eq(actual, e));
-  return Object.entries(expected as Record<string, unknown>).every(([op, arg]) => {
+  if (!isObject(expected)) return eq(actual, expected);
+  return Object.entries(expected).every(([op, arg]) => {
+    if (!op.startsWith('$')) return holds(isObject(actual) ? lookup(actual, op) : undefined, arg);
     switch (op) {
       case '$eq': return eq(actual, arg);
       case '$ne': return !eq(actual, arg);
