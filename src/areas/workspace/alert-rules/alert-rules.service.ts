@@ -11,11 +11,12 @@ import { lockNamed } from '../../../core/db/locks.js';
 import { enabledRuleTypes } from './enabled-rule-types.js';
 import { ANY_EVENT_TYPE } from './event-types.js';
 import { nonBlankText } from '../../../core/text.js';
+import { sameJsonValue } from '../../../core/json-value.js';
 
 /**
  * Creates an alert rule. event_type and its alias trigger_type: equal when both are given, `*` (every catalogue type)
  * when neither is;
- * conditions and its alias condition likewise. Channels default to in_app; slack delivers to slack_webhook_url. A rule
+ * conditions and its alias condition likewise (spec 4.6 lists both in the body: the same value given twice is one value). Channels default to in_app; slack delivers to slack_webhook_url. A rule
  * is configuration: email, push and slack rules are accepted whatever can be delivered today, and a delivery that
  * cannot be made (no SMTP configured, no push provider, a slack rule without a webhook URL: the answer says
  * `slack_webhook_configured: false`) is recorded as failed with the reason, never dropped. An organization has at most
@@ -27,7 +28,9 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
     throw validation('event_type and trigger_type are aliases; give one, or the same value', { field: 'trigger_type' });
   }
   const eventType = input.event_type ?? input.trigger_type ?? ANY_EVENT_TYPE;
-  if (input.conditions && input.condition) throw validation('conditions and condition are aliases; give one', { field: 'condition' });
+  if (input.conditions && input.condition && !sameJsonValue(input.conditions, input.condition)) {
+    throw validation('conditions and condition are aliases; give one, or the same value', { field: 'condition' });
+  }
   const conditions = (input.conditions ?? input.condition ?? {}) as Record<string, unknown>;
   // Errors name the field the client sent.
   const conditionsField = input.condition && !input.conditions ? 'condition' : 'conditions';

@@ -53,6 +53,12 @@ describe('POST /v1/alert-rules', () => {
     expect(r.json().data).toMatchObject({ event_type: 'task.assigned', trigger_type: 'task.assigned' });
     expect(Object.keys(r.json().data.conditions)).toEqual(['project_id']);
     expect((await post(a.auth, { name: 'both same', event_type: 'task.created', trigger_type: 'task.created' })).statusCode).toBe(201);
+    const both = await post(a.auth, { name: 'both conditions', event_type: 'task.created', conditions: { priority: 'high', a: { b: 1 } }, condition: { a: { b: 1 }, priority: 'high' } });
+    expect(both.statusCode).toBe(201);
+    expect(both.json().data.conditions).toEqual({ priority: 'high', a: { b: 1 } });
+    expect((await post(a.auth, { name: 'both empty', event_type: 'task.created', conditions: {}, condition: {} })).statusCode).toBe(201);
+    expect(errorOf(await post(a.auth, { name: 'differ', conditions: { priority: 'high' }, condition: { priority: 'low' } }), 400, 'VALIDATION_ERROR').details)
+      .toMatchObject({ field: 'condition' });
   });
 
   it('an error in the condition alias names condition, the field the client sent', async () => {
@@ -85,7 +91,7 @@ describe('POST /v1/alert-rules', () => {
       { name: 'x', event_type: 'task overdue!' },
       { name: 'x', event_type: 'x'.repeat(101) },
       { name: 'x', event_type: 'task.created', trigger_type: 'task.deleted' },
-      { name: 'x', event_type: 'task.created', conditions: {}, condition: {} },
+      { name: 'x', event_type: 'task.created', conditions: {}, condition: { a: 1 } },
       { name: 'x', event_type: 'task.created', conditions: 'a' },
       { name: 'x', event_type: 'task.created', conditions: { title: { $regex: '.*' } } },
       { name: 'x', event_type: 'task.created', conditions: { title: { $in: 'a' } } },
