@@ -157,6 +157,23 @@ describe('alert rules fire end to end', () => {
     expect(n).toEqual([expect.objectContaining({ event_type: 'task.overdue', alert_rule_id: ruleId })]);
   });
 
+  it('a rule naming its type with other separators or case (spec 6: "a task-overdue kind") hears that type', async () => {
+    const a = await newTenant(t.app);
+    const p = await createProject(t.app, a);
+    const hyphen = await rule(a, { name: 'Hyphen', event_type: 'task-overdue' });
+    const upper = await rule(a, { name: 'Upper', trigger_type: 'TASK_OVERDUE' });
+    const changed = await rule(a, { name: 'Status', event_type: 'task_status_changed' });
+    const other = await rule(a, { name: 'Other type', event_type: 'task-overdue-soon' });
+    const taskId = await createTask(t.app, a, p.id, { title: 'late', due_date: new Date(Date.now() - 60_000).toISOString() });
+    await scanOverdueTasks(t.platform);
+    for (const id of [hyphen, upper]) await waitFor(async () => (await deliveries(a, id))[0]?.status === 'delivered');
+    expect((await t.app.inject({ method: 'PUT', url: `/v1/tasks/${taskId}`, headers: a.auth, payload: { status: 'in_progress' } })).statusCode).toBe(200);
+    await waitFor(async () => (await deliveries(a, changed))[0]?.status === 'delivered');
+    expect(await deliveries(a, other)).toEqual([]);
+    const n = (await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: a.auth })).json().data.notifications as Array<{ event_type: string; alert_rule_id: string }>;
+    expect(n.map((x) => [x.alert_rule_id, x.event_type]).sort()).toEqual([[hyphen, 'task.overdue'], [upper, 'task.overdue'], [changed, 'task.status_changed']].sort());
+  });
+
   it('a slack rule without a webhook URL is accepted (slack_webhook_configured: false); its Slack deliveries fail at once with the reason, in-app ones go out', async () => {
     const a = await newTenant(t.app);
     const created = await t.app.inject({ method: 'POST', url: '/v1/alert-rules', headers: a.auth, payload: { name: 'No hook', event_type: 'project.created', channels: ['slack', 'in_app'] } });

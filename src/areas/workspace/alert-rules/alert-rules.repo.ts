@@ -23,12 +23,14 @@ export const alertRulesRepo = {
     (await sql.query<{ event_type: string }>(`SELECT DISTINCT event_type FROM alert_rules WHERE org_id = $1 AND is_enabled`, [orgId])).map((r) => r.event_type),
 
   /**
-   * The enabled rules for an event type whose creator is still a member of the organization: a rule sends its
-   * creator (and the creator's e-mail and Slack webhook) the organization's events, which a removed member must
-   * no longer receive.
+   * The enabled rules for an event type (read as event-types.ts matchableEventType reads names: `task_overdue` and
+   * `task-overdue` name `task.overdue`) or for every type (`*`), whose creator is still a member of the organization:
+   * a rule sends its creator (and the creator's e-mail and Slack webhook) the organization's events, which a removed
+   * member must no longer receive.
    */
   enabledFor: (sql: Sql, orgId: string, eventType: string) =>
-    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules r WHERE r.org_id = $1 AND r.event_type IN ($2, '*') AND r.is_enabled
+    sql.query<RuleRow>(`SELECT ${RULE_COLS} FROM alert_rules r WHERE r.org_id = $1 AND r.is_enabled
+      AND (r.event_type IN ($2, '*') OR lower(translate(r.event_type, '_:-', '...')) = lower(translate($2, '_:-', '...')))
       AND EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = r.org_id AND m.user_id = r.created_by) ORDER BY r.id`, [orgId, eventType]),
 
   deliveries: (sql: Sql, orgId: string, ruleId: string, page: { limit: number; offset: number }) =>

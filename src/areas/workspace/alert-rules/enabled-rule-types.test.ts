@@ -22,6 +22,13 @@ function stubDb(types: string[]) {
 }
 
 describe('EnabledRuleTypes (in-memory, stub database)', () => {
+  it('a rule type written with other separators or case matches the type the platform emits (task-overdue: task.overdue)', async () => {
+    const c = new EnabledRuleTypes(stubDb(['task-overdue', 'TASK_STATUS_CHANGED']).db);
+    expect(await c.has('org-a', 'task.overdue')).toBe(true);
+    expect(await c.has('org-a', 'task.status_changed')).toBe(true);
+    expect(await c.has('org-a', 'task.created')).toBe(false);
+  });
+
   it('reads an organization once, then answers from memory until a change is announced for it', async () => {
     const s = stubDb(['task.assigned']);
     const c = new EnabledRuleTypes(s.db);

@@ -16,9 +16,17 @@ export const EVENT_TYPES: readonly string[] = [...PROJECT_EVENT_TYPES, ...TASK_E
 export const ANY_EVENT_TYPE = '*';
 const CATALOGUE = new Set(EVENT_TYPES);
 
+/**
+ * The form event types are matched in: lower case, with `_`, `-` and `:` read as the `.` of `<resource>.<event>`.
+ * Spec 6 leaves the catalogue unshown and names its example "a task-overdue kind", so a rule naming `task-overdue`,
+ * `task_overdue` or `TASK.OVERDUE` hears `task.overdue` (and `task-status-changed` hears `task.status_changed`); the
+ * rule keeps the name as sent. No two catalogue types share a form.
+ */
+export const matchableEventType = (t: string): string => t.toLowerCase().replace(/[_:-]/g, '.');
+
 /** Whether a rule of `ruleType` wants an event of `eventType`. */
 export const ruleWants = (ruleType: string, eventType: string): boolean =>
-  ruleType === eventType || (ruleType === ANY_EVENT_TYPE && CATALOGUE.has(eventType));
+  matchableEventType(ruleType) === matchableEventType(eventType) || (ruleType === ANY_EVENT_TYPE && CATALOGUE.has(eventType));
 
 /** One line per type for the OpenAPI description of `event_type`. */
 export const EVENT_TYPE_DESCRIPTIONS: Record<string, string> = {
