@@ -411,6 +411,19 @@ describe('tools: catalogue and access', () => {
     expect(r.isError).toBe(true);
     expect(r.structuredContent.error.code).toBe('NOT_FOUND');
   });
+
+  it('path ids may be written in snake_case like every other argument (project_id for projectId), on call_tool too', async () => {
+    const project = (await call('projects.create', { name: 'Snake ids' })).json().result.structuredContent;
+    const task = (await call('tasks.create', { project_id: project.id, title: 'snake' })).json().result.structuredContent;
+    expect(task).toMatchObject({ project_id: project.id, title: 'snake' });
+    const viaCallTool = (await call('call_tool', { name: 'tasks.get', arguments: { task_id: task.id } })).json().result.structuredContent;
+    expect(viaCallTool).toMatchObject({ id: task.id });
+    expect((await call('projects.get', { project_id: project.id })).json().result.structuredContent.id).toBe(project.id);
+    // Both spellings at once: the snake_case one is an unknown argument, as before.
+    expect(rpcErr(await call('projects.get', { project_id: project.id, projectId: project.id }), -32602).data.field).toBe('project_id');
+    // A tool whose snake_case name is an argument of its own keeps it (tasks.list filters by spec_id; no specId there).
+    expect((await call('tasks.list', { projectId: project.id, spec_id: project.id })).json().result.structuredContent.items).toEqual([]);
+  });
 });
 
 describe('tool arguments PostgreSQL cannot store', () => {

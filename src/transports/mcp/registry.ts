@@ -13,6 +13,8 @@ export interface Tool extends Gate {
   description: string;
   inputSchema: Record<string, unknown>;
   validate: ValidateFunction;
+  /** snake_case spellings accepted for the camelCase path ids (`project_id` for `projectId`): `snake -> camel`. */
+  argAliases: Record<string, string>;
   /** Stemmed words of the name, description and keywords, for find_tools. */
   nameWords: string[];
   textWords: Set<string>;
@@ -34,6 +36,21 @@ function clean(v: unknown): any {
 
 const isObjectSchema = (s: unknown): s is { properties: Json; required?: string[]; minProperties?: number } =>
   !!s && typeof s === 'object' && (s as Json).type === 'object' && typeof (s as Json).properties === 'object';
+
+/**
+ * Path ids keep the route's camelCase names (`projectId`) while every other argument is snake_case, as REST bodies
+ * are; an agent that writes `project_id` means the same id. Each camelCase argument whose snake_case spelling is not
+ * an argument of its own is accepted in that spelling too.
+ */
+export function snakeAliases(inputSchema: Json): Record<string, string> {
+  const props = Object.keys((inputSchema.properties ?? {}) as Json);
+  const aliases: Record<string, string> = {};
+  for (const name of props) {
+    const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake !== name && !props.includes(snake)) aliases[snake] = name;
+  }
+  return aliases;
+}
 
 /** One strict object from a route's path params, query string and body: the tool's arguments. */
 export function inputFromRoute(schema: Json | undefined): Json {
@@ -90,7 +107,7 @@ export class ToolRegistry {
       this.byName.set(def.name, {
         def, name: def.name, title: def.title ?? def.name, description: def.description,
         scope: `mcp:${area}.${def.access}`, needs: { ...(route.config as RouteNeeds) },
-        inputSchema, validate: ajv.compile(inputSchema),
+        inputSchema, validate: ajv.compile(inputSchema), argAliases: snakeAliases(inputSchema),
         nameWords: words(def.name),
         textWords: new Set([...words(def.description), ...words(def.title ?? ''), ...(def.keywords ?? []).flatMap(words)]),
       });

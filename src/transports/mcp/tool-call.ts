@@ -63,6 +63,12 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
     throw toRpcError(err, ctx, log);
   }
   const input = structuredClone(args ?? {}) as Record<string, unknown>;
+  for (const [snake, camel] of Object.entries(tool.argAliases ?? {})) {
+    if (Object.prototype.hasOwnProperty.call(input, snake) && !Object.prototype.hasOwnProperty.call(input, camel)) {
+      input[camel] = input[snake];
+      delete input[snake];
+    }
+  }
   if (!tool.validate(input)) {
     const { message, field } = describeArgErrors(tool.validate.errors, tool.inputSchema);
     throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
