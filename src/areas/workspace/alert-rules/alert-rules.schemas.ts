@@ -17,7 +17,7 @@ export const MAX_ALERT_RULES_PER_ORG = 100;
 const EVENT_TYPE_PATTERN = '^(?:[A-Za-z][A-Za-z0-9_.:-]*|\\*)$';
 const EventType = Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: EVENT_TYPE_DOC, examples: [...EVENT_TYPES] });
 const Channel = Type.Union(CHANNELS.map((c) => Type.Literal(c)));
-const ConditionsDoc = 'Object of `path -> expected`; every entry must hold for the event (see docs/events.md). Max 64 KB serialized (413 PAYLOAD_TOO_LARGE), depth 8.';
+const ConditionsDoc = 'Any JSON object of `path -> expected`; every entry must hold for the event (`$` keys are operators, other keys paths into the value; see docs/events.md). Max 64 KB serialized (413 PAYLOAD_TOO_LARGE), depth 8.';
 
 export const CreateAlertRuleBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -25,7 +25,7 @@ export const CreateAlertRuleBody = Type.Object({
   event_type: Type.Optional(EventType),
   trigger_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Alias of event_type (equal when both are given; without either the rule hears every catalogue type, `*`)' })),
   conditions: Type.Optional(JsonObject(ConditionsDoc)),
-  condition: Type.Optional(JsonObject('Alias of conditions (give one of the two)')),
+  condition: Type.Optional(JsonObject('Alias of conditions (give one of the two, or both with the same value)')),
   channels: Type.Optional(Type.Array(Channel, { minItems: 1, maxItems: 4, uniqueItems: true, description: "Default ['in_app']. slack delivers to slack_webhook_url (without one, slack deliveries are recorded failed). email deliveries need SMTP configured and push has no provider on this deployment: such deliveries are recorded as failed with the reason (GET .../deliveries)." })),
   slack_webhook_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://', description: 'Slack incoming-webhook URL (https in production); stored sealed, never returned' })),
   is_enabled: Type.Optional(Type.Boolean({ default: true })),

@@ -45,5 +45,5 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<string, string> = {
   'task.overdue': 'A task passed its due date while not done; emitted once per task and due date (recipients: the assignee). data: task_id, project_id, title, due_date, assigned_to',
 };
 
-export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`: any name of letters, digits and `_.:-` is accepted; a rule fires for the types the platform emits. `*` (the default when neither event_type nor trigger_type is given): every type of the catalogue. Catalogue: ' +
+export const EVENT_TYPE_DOC = 'Event type, `<resource>.<event>`: any name of letters, digits and `_.:-` is accepted; a rule fires for the types the platform emits, whatever the case and whichever of `_.:-` separates the words (`task-overdue` hears `task.overdue`). `*` (the default when neither event_type nor trigger_type is given): every type of the catalogue. Catalogue: ' +
   EVENT_TYPES.map((t) => `\`${t}\`${EVENT_TYPE_DESCRIPTIONS[t] ? ` (${EVENT_TYPE_DESCRIPTIONS[t]})` : ''}`).join('; ');
