@@ -25,7 +25,7 @@ export const CreateAlertRuleBody = Type.Object({
   event_type: Type.Optional(EventType),
   trigger_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: EVENT_TYPE_PATTERN, description: 'Alias of event_type (equal when both are given; without either the rule hears every catalogue type, `*`)' })),
   conditions: Type.Optional(JsonObject(ConditionsDoc)),
-  condition: Type.Optional(JsonObject('Alias of conditions (give one of the two, or both with the same value)')),
+  condition: Type.Optional(JsonObject('More conditions: given with conditions, the entries of both must hold (a key in both must have one value)')),
   channels: Type.Optional(Type.Array(Channel, { minItems: 1, maxItems: 4, uniqueItems: true, description: "Default ['in_app']. slack delivers to slack_webhook_url (without one, slack deliveries are recorded failed). email deliveries need SMTP configured and push has no provider on this deployment: such deliveries are recorded as failed with the reason (GET .../deliveries)." })),
   slack_webhook_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://', description: 'Slack incoming-webhook URL (https in production); stored sealed, never returned' })),
   is_enabled: Type.Optional(Type.Boolean({ default: true })),

@@ -14,12 +14,27 @@ import { nonBlankText } from '../../../core/text.js';
 import { sameJsonValue } from '../../../core/json-value.js';
 
 /**
+ * `conditions` and `condition` (spec 4.6 lists both in the body): either alone, or both, whose entries must then all
+ * hold (the same entry given in both is one entry); a key given in both with different values is a contradiction the
+ * rule could never satisfy: 400 naming it.
+ */
+function mergedConditions(conditions: Record<string, unknown> | undefined, condition: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!conditions || !condition) return conditions ?? condition ?? {};
+  for (const [key, value] of Object.entries(condition)) {
+    if (Object.prototype.hasOwnProperty.call(conditions, key) && !sameJsonValue(conditions[key], value)) {
+      throw validation(`condition.${key} and conditions.${key} differ; give the entry once`, { field: `condition.${key}` });
+    }
+  }
+  return { ...conditions, ...condition };
+}
+
+/**
  * Creates an alert rule. event_type and its alias trigger_type: equal when both are given, `*` (every catalogue type)
- * when neither is;
- * conditions and its alias condition likewise (spec 4.6 lists both in the body: the same value given twice is one value). Channels default to in_app; slack delivers to slack_webhook_url. A rule
- * is configuration: email, push and slack rules are accepted whatever can be delivered today, and a delivery that
- * cannot be made (no SMTP configured, no push provider, a slack rule without a webhook URL: the answer says
- * `slack_webhook_configured: false`) is recorded as failed with the reason, never dropped. An organization has at most
+ * when neither is; conditions and condition: either, or both (all their entries must hold). Channels default to
+ * in_app; slack delivers to slack_webhook_url. A rule is configuration: email, push and slack rules are accepted
+ * whatever can be delivered today, and a delivery that cannot be made (no SMTP configured, no push provider, a slack
+ * rule without a webhook URL: the answer says `slack_webhook_configured: false`) is recorded as failed with the
+ * reason, never dropped. An organization has at most
  * MAX_ALERT_RULES_PER_ORG rules: the next is 409 CONFLICT (details.code ALERT_RULE_LIMIT_REACHED), like saved views.
  */
 export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
@@ -28,14 +43,14 @@ export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRul
     throw validation('event_type and trigger_type are aliases; give one, or the same value', { field: 'trigger_type' });
   }
   const eventType = input.event_type ?? input.trigger_type ?? ANY_EVENT_TYPE;
-  if (input.conditions && input.condition && !sameJsonValue(input.conditions, input.condition)) {
-    throw validation('conditions and condition are aliases; give one, or the same value', { field: 'condition' });
+  const bounds = { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH };
+  // Each is checked under the name the client sent, so errors name that field.
+  for (const field of ['conditions', 'condition'] as const) {
+    const given = input[field] as Record<string, unknown> | undefined;
+    if (given) { assertBoundedJson(field, given, bounds); assertConditions(given, field); }
   }
-  const conditions = (input.conditions ?? input.condition ?? {}) as Record<string, unknown>;
-  // Errors name the field the client sent.
-  const conditionsField = input.condition && !input.conditions ? 'condition' : 'conditions';
-  assertBoundedJson(conditionsField, conditions, { maxBytes: CONDITIONS_MAX_BYTES, maxDepth: CONDITIONS_MAX_DEPTH });
-  assertConditions(conditions, conditionsField);
+  const conditions = mergedConditions(input.conditions as Record<string, unknown> | undefined, input.condition as Record<string, unknown> | undefined);
+  if (input.conditions && input.condition) assertBoundedJson('conditions', conditions, bounds);
   const channels = input.channels ?? ['in_app'];
   if (input.slack_webhook_url && !channels.includes('slack')) {
     throw validation('slack_webhook_url is only used with the "slack" channel', { field: 'slack_webhook_url' });

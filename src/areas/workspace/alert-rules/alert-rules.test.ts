@@ -57,8 +57,11 @@ describe('POST /v1/alert-rules', () => {
     expect(both.statusCode).toBe(201);
     expect(both.json().data.conditions).toEqual({ priority: 'high', a: { b: 1 } });
     expect((await post(a.auth, { name: 'both empty', event_type: 'task.created', conditions: {}, condition: {} })).statusCode).toBe(201);
+    const disjoint = await post(a.auth, { name: 'both, other entries', conditions: { priority: 'high' }, condition: { title: { $contains: 'x' } } });
+    expect(disjoint.statusCode).toBe(201);
+    expect(disjoint.json().data.conditions).toEqual({ priority: 'high', title: { $contains: 'x' } });
     expect(errorOf(await post(a.auth, { name: 'differ', conditions: { priority: 'high' }, condition: { priority: 'low' } }), 400, 'VALIDATION_ERROR').details)
-      .toMatchObject({ field: 'condition' });
+      .toMatchObject({ field: 'condition.priority' });
   });
 
   it('an error in the condition alias names condition, the field the client sent', async () => {
@@ -91,7 +94,7 @@ describe('POST /v1/alert-rules', () => {
       { name: 'x', event_type: 'task overdue!' },
       { name: 'x', event_type: 'x'.repeat(101) },
       { name: 'x', event_type: 'task.created', trigger_type: 'task.deleted' },
-      { name: 'x', event_type: 'task.created', conditions: {}, condition: { a: 1 } },
+      { name: 'x', event_type: 'task.created', conditions: { a: 2 }, condition: { a: 1 } },
       { name: 'x', event_type: 'task.created', conditions: 'a' },
       { name: 'x', event_type: 'task.created', conditions: { title: { $regex: '.*' } } },
       { name: 'x', event_type: 'task.created', conditions: { title: { $in: 'a' } } },
