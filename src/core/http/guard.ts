@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { missingRow, pathTargetOf } from './path-rows.js';
+import { closeAfterAnswer } from './upgrade-close.js';
 import type { Platform, ServiceContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import { scopesAllow } from '../auth/permissions.js';
@@ -147,6 +148,7 @@ function refuseWhileDraining(platform: Platform, req: FastifyRequest, reply: Fas
 function guard(platform: Platform, req: FastifyRequest, reply: FastifyReply, draining: boolean): void | Promise<void> {
   req.ctx = { platform, principal: null, requestId: req.id, ip: req.ip, userAgent: req.headers['user-agent'] ?? null };
   reply.header('X-Request-Id', req.id);
+  if ((req.raw as { upgrade?: boolean }).upgrade) closeAfterAnswer(req, reply);
   if (draining) return refuseWhileDraining(platform, req, reply);
   // Unknown routes share one budget per caller, and their 404 carries the rate-limit headers like every response.
   if (req.is404) return chain(markLegacyKey(platform, req, reply), () => applyRateLimit(platform, req, reply, {}, null, null));
