@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import pg from 'pg';
 import { AppError } from '../errors.js';
 import { rateLimitBeforeRouting } from './guard.js';
+import { closeAfterAnswer } from './upgrade-close.js';
 import { missingRow, pathTargetOf, type PathTarget } from './path-rows.js';
 import type { RouteNeeds } from './route-config.js';
 import { asEnumError } from './literal-unions.js';
@@ -236,6 +237,8 @@ function inputRefusedOnPathRow(err: AppError, req: FastifyRequest): PathTarget |
  */
 export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Request-Id', req.id);
+  // No onRequest hook (the guard) runs for these: an upgrade request answered here is closed here (upgrade-close.ts).
+  if ((req.raw as { upgrade?: boolean }).upgrade) closeAfterAnswer(req, reply);
   let pending: void | Promise<void>;
   try { pending = rateLimitBeforeRouting(req, reply); } catch (limited) { return sendError(limited, req, reply); }
   if (pending) pending.then(() => sendError(err, req, reply), (limited) => sendError(limited, req, reply));

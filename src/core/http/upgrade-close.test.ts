@@ -26,6 +26,10 @@ describe('an upgrade request to a route that is not a WebSocket', () => {
     expect(await rawRequest('/no/such/route', UPGRADE)).toEqual({ status: 'HTTP/1.1 404 Not Found', closedByServer: true });
   });
 
+  it('answered before routing (a badly encoded URL: Fastify\'s frameworkErrors, no onRequest hook), its connection is closed too', async () => {
+    expect(await rawRequest('/v1/projects/%E0%A4%A/tasks', UPGRADE)).toEqual({ status: 'HTTP/1.1 404 Not Found', closedByServer: true });
+  });
+
   it('an ordinary request keeps its keep-alive connection', async () => {
     expect(await rawRequest('/v1/health', '', 1000)).toEqual({ status: 'HTTP/1.1 200 OK', closedByServer: false });
   });
