@@ -356,11 +356,18 @@ describe('on the app', () => {
   it('a bad query value on a row of another organization, or on no row, is 404 NOT_FOUND before the 400 (ARCHITECTURE "Auth order": membership, then validation)', async () => {
     const b = await newTenant(t.app);
     const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Query order' } })).json().data.id;
-    for (const q of ['limit=0', 'status=nope', `org_id=${a.orgId}`]) {
+    // spec_id=nope: a malformed id in the query (INVALID_ID_FORMAT) is bad input like any other; only a malformed *path*
+    // id names no row.
+    for (const q of ['limit=0', 'status=nope', `org_id=${a.orgId}`, 'spec_id=nope']) {
       errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?${q}`, headers: b.auth }), 404, 'NOT_FOUND');
       errorOf(await t.app.inject({ url: `/v1/projects/${randomUUID()}/tasks?${q}`, headers: a.auth }), 404, 'NOT_FOUND');
     }
     errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?limit=0`, headers: a.auth }), 400, 'INVALID_PARAMETER');
+    errorOf(await t.app.inject({ url: `/v1/projects/${project}/tasks?spec_id=nope`, headers: a.auth }), 400, 'INVALID_ID_FORMAT');
+    // The same for a malformed id in the body.
+    const task = (await t.app.inject({ method: 'POST', url: `/v1/projects/${project}/tasks`, headers: a.auth, payload: { title: 'Order' } })).json().data;
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/tasks/${task}`, headers: b.auth, payload: { assignee_id: 'nope' } }), 404, 'NOT_FOUND');
+    errorOf(await t.app.inject({ method: 'PUT', url: `/v1/tasks/${task}`, headers: a.auth, payload: { assignee_id: 'nope' } }), 400, 'INVALID_ID_FORMAT');
     // A malformed id names no row: it stays 400 INVALID_ID_FORMAT.
     errorOf(await t.app.inject({ url: '/v1/projects/not-a-uuid/tasks?limit=0', headers: b.auth }), 400, 'INVALID_ID_FORMAT');
   });

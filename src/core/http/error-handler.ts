@@ -221,13 +221,14 @@ function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void
 }
 
 /**
- * The row a request's path names (pathTargetOf) when the request is refused as bad input (400, but for a malformed
- * id, which names no row): a body, query or header its schema refuses, a body that is not JSON, or a service's own
- * VALIDATION_ERROR. Null for anything else, and for a caller without a principal (a public route, or a refusal
- * before the credential was accepted: there is no organization to look in).
+ * The row a request's path names (pathTargetOf) when the request is refused as bad input (400): a body, query or
+ * header its schema refuses (a malformed id in the query or body, INVALID_ID_FORMAT, included), a body that is not
+ * JSON, or a service's own VALIDATION_ERROR. A malformed path id names no row: pathTargetOf is null for it. Null for
+ * anything else, and for a caller without a principal (a public route, or a refusal before the credential was
+ * accepted: there is no organization to look in).
  */
 function inputRefusedOnPathRow(err: AppError, req: FastifyRequest): PathTarget | null {
-  if (err.status !== 400 || err.code === 'INVALID_ID_FORMAT' || !req.principal) return null;
+  if (err.status !== 400 || !req.principal) return null;
   return pathTargetOf((req.routeOptions.config as RouteNeeds | undefined)?.fixture, req.params);
 }
 
