@@ -419,6 +419,9 @@ describe('tools: catalogue and access', () => {
     const viaCallTool = (await call('call_tool', { name: 'tasks.get', arguments: { task_id: task.id } })).json().result.structuredContent;
     expect(viaCallTool).toMatchObject({ id: task.id });
     expect((await call('projects.get', { project_id: project.id })).json().result.structuredContent.id).toBe(project.id);
+    // An error names the argument as sent.
+    const bad = rpcErr(await call('tasks.create', { project_id: 'nope', title: 'x' }), -32602);
+    expect([bad.data.field, bad.message]).toEqual(['project_id', expect.stringContaining('argument "project_id"')]);
     // Both spellings at once: the snake_case one is an unknown argument, as before.
     expect(rpcErr(await call('projects.get', { project_id: project.id, projectId: project.id }), -32602).data.field).toBe('project_id');
     // A tool whose snake_case name is an argument of its own keeps it (tasks.list filters by spec_id; no specId there).

@@ -63,14 +63,24 @@ export async function runTool(registry: ToolRegistry, ctx: ServiceContext, name:
     throw toRpcError(err, ctx, log);
   }
   const input = structuredClone(args ?? {}) as Record<string, unknown>;
+  /** camelCase name -> the snake_case spelling the caller sent, so that an error names what was sent. */
+  const sentAs = new Map<string, string>();
   for (const [snake, camel] of Object.entries(tool.argAliases ?? {})) {
     if (Object.prototype.hasOwnProperty.call(input, snake) && !Object.prototype.hasOwnProperty.call(input, camel)) {
       input[camel] = input[snake];
       delete input[snake];
+      sentAs.set(camel, snake);
     }
   }
   if (!tool.validate(input)) {
-    const { message, field } = describeArgErrors(tool.validate.errors, tool.inputSchema);
+    let { message, field } = describeArgErrors(tool.validate.errors, tool.inputSchema);
+    const top = field.split('.')[0];
+    const sent = sentAs.get(top);
+    if (sent) {
+      const renamed = sent + field.slice(top.length);
+      message = message.split(`"${field}"`).join(`"${renamed}"`);
+      field = renamed;
+    }
     throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for "${name}": ${message}`, { tool: name, field, errors: tool.validate.errors });
   }
   try {
