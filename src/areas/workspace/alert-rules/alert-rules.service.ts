@@ -9,7 +9,7 @@ import { alertRulesRepo, ruleView } from './alert-rules.repo.js';
 import { CONDITIONS_MAX_BYTES, CONDITIONS_MAX_DEPTH, MAX_ALERT_RULES_PER_ORG, type CreateAlertRuleInput } from './alert-rules.schemas.js';
 import { lockNamed } from '../../../core/db/locks.js';
 import { enabledRuleTypes } from './enabled-rule-types.js';
-import { ANY_EVENT_TYPE } from './event-types.js';
+import { ANY_EVENT_TYPE, matchableEventType } from './event-types.js';
 import { nonBlankText } from '../../../core/text.js';
 import { sameJsonValue } from '../../../core/json-value.js';
 
@@ -39,7 +39,8 @@ function mergedConditions(conditions: Record<string, unknown> | undefined, condi
  */
 export async function createAlertRule(ctx: ServiceContext, input: CreateAlertRuleInput) {
   const p = requirePermission(ctx, 'alert_rule.manage');
-  if (input.event_type && input.trigger_type && input.event_type !== input.trigger_type) {
+  // The same type in two spellings (`task-overdue`, `task.overdue`) is one type, as rules match them (event-types.ts).
+  if (input.event_type && input.trigger_type && matchableEventType(input.event_type) !== matchableEventType(input.trigger_type)) {
     throw validation('event_type and trigger_type are aliases; give one, or the same value', { field: 'trigger_type' });
   }
   const eventType = input.event_type ?? input.trigger_type ?? ANY_EVENT_TYPE;

@@ -53,6 +53,10 @@ describe('POST /v1/alert-rules', () => {
     expect(r.json().data).toMatchObject({ event_type: 'task.assigned', trigger_type: 'task.assigned' });
     expect(Object.keys(r.json().data.conditions)).toEqual(['project_id']);
     expect((await post(a.auth, { name: 'both same', event_type: 'task.created', trigger_type: 'task.created' })).statusCode).toBe(201);
+    // One type in two spellings, as rules match them: the rule keeps event_type as sent.
+    const spelled = await post(a.auth, { name: 'both spellings', event_type: 'task-created', trigger_type: 'TASK.CREATED' });
+    expect(spelled.statusCode).toBe(201);
+    expect(spelled.json().data).toMatchObject({ event_type: 'task-created', trigger_type: 'task-created' });
     const both = await post(a.auth, { name: 'both conditions', event_type: 'task.created', conditions: { priority: 'high', a: { b: 1 } }, condition: { a: { b: 1 }, priority: 'high' } });
     expect(both.statusCode).toBe(201);
     expect(both.json().data.conditions).toEqual({ priority: 'high', a: { b: 1 } });
