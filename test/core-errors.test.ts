@@ -372,6 +372,17 @@ describe('on the app', () => {
     errorOf(await t.app.inject({ url: '/v1/projects/not-a-uuid/tasks?limit=0', headers: b.auth }), 400, 'INVALID_ID_FORMAT');
   });
 
+  it('when the row cannot be looked up (the database fails), a refused body is answered with its own 400', async () => {
+    const project = (await t.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'Lookup fails' } })).json().data.id;
+    const db = t.platform.db;
+    const tenant = db.tenant;
+    db.tenant = (async () => { throw new Error('connection lost'); }) as typeof db.tenant;
+    try {
+      const err = errorOf(await t.app.inject({ method: 'PUT', url: `/v1/projects/${project}`, headers: a.auth, payload: { zz_unknown: 1 } }), 400, 'VALIDATION_ERROR');
+      expect(err.message).toContain('zz_unknown');
+    } finally { db.tenant = tenant; }
+  });
+
   it('an organization without the feature asking for another organization\'s row, or none, gets 404 NOT_FOUND; its own row 403 FEATURE_DISABLED (membership before entitlements)', async () => {
     const b = await newTenant(t.app);
     const doc = async (who: Tenant) => (await t.app.inject({ method: 'POST', url: '/v1/documents', headers: who.auth, payload: { title: 'Feature order' } })).json().data.id as string;
