@@ -198,14 +198,22 @@ describe('invitations', () => {
   });
 
 
-  it('a relay failure is retried: the invitation arrives on a later attempt and its token sets the password', async () => {
+  /**
+   * A new tenant inviting a new e-mail whose first send the relay refuses (451); the caller's `finally` resets
+   * sink.failNext in case the refusal was not used.
+   */
+  async function inviteWithFirstSendRefused(label: string) {
     const a = await newTenant(t.app);
     sink.failNext = 1;
-    const email = uniqueEmail('unlucky');
+    const email = uniqueEmail(label);
+    const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
+    expect(added.statusCode).toBe(201);
+    return { a, email, userId: added.json().data.user_id as string };
+  }
+
+  it('a relay failure is retried: the invitation arrives on a later attempt and its token sets the password', async () => {
     try {
-      const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
-      expect(added.statusCode).toBe(201);
-      const userId = added.json().data.user_id;
+      const { a, email, userId } = await inviteWithFirstSendRefused('unlucky');
       const token = tokenIn(await invitationTo(a.orgId, userId, email));
       expect(sink.failNext).toBe(0); // the first send was refused (451)
       const job = (await invitationJob(a.orgId, userId))!;
@@ -238,13 +246,8 @@ describe('invitations', () => {
     }],
   ];
   it.each(noLongerStanding)('an invitation is not sent when %s before its retry', async (_why, change) => {
-    const a = await newTenant(t.app);
-    sink.failNext = 1;
-    const email = uniqueEmail('stale');
     try {
-      const added = await post('/v1/organizations/current/members', { email, role: 'member' }, a.auth);
-      expect(added.statusCode).toBe(201);
-      const userId = added.json().data.user_id;
+      const { a, email, userId } = await inviteWithFirstSendRefused('stale');
       await vi.waitFor(() => expect(sink.failNext).toBe(0), { timeout: 10_000 });
       await vi.waitFor(async () => expect((await invitationJob(a.orgId, userId))!.status).toBe('pending'), { timeout: 10_000 });
       await change(a, userId, email);
